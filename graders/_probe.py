@@ -1,0 +1,248 @@
+"""Probe and judge: how a grader check reaches the student's code.
+
+A *probe* is a small module-level function in a grader file, decorated with
+`lesson.probe`. It receives the student's module as its first argument,
+builds the layer, calls it and returns plain data. The check calls the probe
+(without the module argument), gets back only NumPy arrays and Python
+scalars, and *judges* them in its own process.
+
+Locally the probe runs in this process (`InProcessRunner`); when grading a
+submission, a sandboxed worker runs it (`m2t.sandbox`), so student code never
+shares a process with the judge.
+"""
+
+from __future__ import annotations
+
+import functools
+import linecache
+import os
+import re
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from graders import _impl
+from m2t import ROOT
+
+SEED = 0
+
+
+class ProbeFailure(Exception):
+    """The student's code could not produce an answer (not a wrong answer).
+
+    `status` is "not_started" or "error"; `str(self)` is the one line a
+    student reads.
+    """
+
+    status = "error"
+
+
+class NotStarted(ProbeFailure):
+    status = "not_started"
+
+
+class StudentError(ProbeFailure):
+    status = "error"
+
+
+def _display(path: str | Path) -> str:
+    path = Path(path)
+    try:
+        return str(path.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
+def _todo_line(path: str, line: int) -> int:
+    """The `# TODO(lNN)` comment above a `raise NotImplementedError`."""
+    for candidate in range(line, max(line - 60, 0), -1):
+        if "# TODO(" in linecache.getline(path, candidate):
+            return candidate
+    return line
+
+
+def explain_exception(
+    exc: BaseException, tag: str, folder: Path
+) -> ProbeFailure:
+    """Turn an exception from student code into the line a student reads.
+
+    `NotImplementedError` from a skeleton becomes "l16 masked_softmax: not
+    started (TODO at lessons/l16_attention_scoring.py:LINE)".
+    """
+    folder = folder.resolve()
+    frames = [
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if Path(f.filename).resolve().is_relative_to(folder)
+    ]
+    if isinstance(exc, SyntaxError) and exc.filename:
+        where = f"{_display(exc.filename)}:{exc.lineno}"
+        return StudentError(f"{tag}: syntax error at {where}: {exc.msg}")
+    if isinstance(exc, NotImplementedError) and frames:
+        last = frames[-1]
+        what = re.sub(rf"^{tag}:\s*", "", str(exc)) or last.name
+        todo = _todo_line(last.filename, last.lineno)
+        where = f"{_display(last.filename)}:{todo}"
+        return NotStarted(f"{tag} {what}: not started (TODO at {where})")
+    where = (
+        f" at {_display(frames[-1].filename)}:{frames[-1].lineno}"
+        f" (in {frames[-1].name})"
+        if frames
+        else ""
+    )
+    text = str(exc).strip().splitlines()
+    detail = f": {text[0][:300]}" if text else ""
+    return StudentError(
+        f"{tag}: your code raised {type(exc).__name__}{where}{detail}"
+    )
+
+
+def plain(value: Any, path: str = "result") -> Any:
+    """Copy a probe's result into plain data the judge can trust.
+
+    Accepts NumPy arrays (numeric or bool), TensorFlow/Keras tensors and
+    variables (converted), NumPy scalars and Python scalars, strings, None,
+    and lists, tuples and str-keyed dicts of these. Anything else raises
+    `TypeError` naming where it was found: a student's object never reaches
+    the judge.
+    """
+    if value is None or type(value) in (bool, int, float, str):
+        return value
+    if isinstance(value, np.generic):
+        return value.item()
+    if type(value) is np.ndarray:
+        if value.dtype.kind not in "biuf":
+            raise TypeError(
+                f"{path}: array of dtype {value.dtype} is not numeric"
+            )
+        return value.copy()
+    if type(value) in (list, tuple):
+        items = [plain(v, f"{path}[{i}]") for i, v in enumerate(value)]
+        return tuple(items) if type(value) is tuple else items
+    if type(value) is dict:
+        out = {}
+        for key, item in value.items():
+            if type(key) is not str:
+                raise TypeError(f"{path}: dict key {key!r} is not a str")
+            out[key] = plain(item, f"{path}[{key!r}]")
+        return out
+    array = _tensor_to_numpy(value)
+    if array is not None:
+        return plain(array, path)
+    raise TypeError(
+        f"{path}: got a {type(value).__module__}.{type(value).__qualname__}, "
+        "expected an array or a tensor"
+    )
+
+
+def _tensor_to_numpy(value: Any) -> np.ndarray | None:
+    module = type(value).__module__ or ""
+    if not module.startswith(("tensorflow", "keras")):
+        return None
+    import keras
+    import tensorflow as tf
+
+    if isinstance(value, (tf.Tensor, tf.Variable, keras.Variable)):
+        return np.array(keras.ops.convert_to_numpy(value))
+    if isinstance(value, keras.KerasTensor):
+        raise TypeError(
+            "got a symbolic KerasTensor, expected concrete values: "
+            "do not create keras.Input inside the layer's call"
+        )
+    return None
+
+
+def seed_everything(seed: int = SEED) -> None:
+    """Same seed before every probe: same weights, same grade, every run."""
+    import keras
+
+    keras.utils.set_random_seed(seed)
+
+
+class InProcessRunner:
+    """Runs probes in this process against the modules in `folder`."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        _configure_tensorflow()
+
+    def run(
+        self, module: str, fn: Callable[..., Any], args: tuple, kwargs: dict
+    ) -> Any:
+        tag = module.split("_", 1)[0]
+        try:
+            student = _impl.load(module, self.folder)
+        except FileNotFoundError:
+            raise StudentError(
+                f"{tag}: {_display(self.folder / (module + '.py'))} is missing"
+            ) from None
+        except Exception as exc:  # a syntax error costs this lesson only
+            raise explain_exception(exc, tag, self.folder) from None
+        seed_everything()
+        try:
+            result = fn(student, *args, **kwargs)
+        except (KeyboardInterrupt, ProbeFailure):
+            raise
+        except BaseException as exc:  # SystemExit too: the grader survives
+            raise explain_exception(exc, tag, self.folder) from None
+        try:
+            return plain(result)
+        except TypeError as exc:
+            raise StudentError(f"{tag}: {exc}") from None
+
+
+_TF_CONFIGURED = False
+
+
+def _configure_tensorflow() -> None:
+    """Deterministic ops, no TF32 on GPUs: CPU and GPU grade alike."""
+    global _TF_CONFIGURED
+    if _TF_CONFIGURED:
+        return
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    import keras
+    import tensorflow as tf
+
+    # Keep exceptions as raised: Keras would otherwise rewrite their messages
+    # and hide the student's frames that the messages point to.
+    keras.config.disable_traceback_filtering()
+    tf.config.experimental.enable_op_determinism()
+    tf.config.experimental.enable_tensor_float_32_execution(False)
+    _TF_CONFIGURED = True
+
+
+_RUNNER: Any = None
+
+
+def set_runner(runner: Any) -> None:
+    """Install the runner the probes use (the grader conftest does this)."""
+    global _RUNNER
+    _RUNNER = runner
+
+
+def runner() -> Any:
+    global _RUNNER
+    if _RUNNER is None:
+        _RUNNER = InProcessRunner(_impl.resolve("lessons"))
+    return _RUNNER
+
+
+class Lesson:
+    """The student module a grader file checks, e.g.
+    `Lesson("l16_attention_scoring")`; its `probe` decorator marks probes."""
+
+    def __init__(self, module: str):
+        self.module = module
+
+    def probe(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """Decorate `fn(m, *args)`; call it as `fn(*args)` from a check."""
+
+        @functools.wraps(fn)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return runner().run(self.module, fn, args, kwargs)
+
+        call.raw = fn  # type: ignore[attr-defined]
+        return call

@@ -1,0 +1,75 @@
+"""Grader plumbing: which implementation is graded, one-line messages for
+checks that are not started, and points per check.
+
+    pytest graders/test_l16_attention_scoring.py              # your lessons
+    pytest graders/test_l16_attention_scoring.py --impl solutions
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from graders import _impl
+from graders import _probe
+from graders._judge import CheckFailed
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--impl",
+        default=os.environ.get("M2T_IMPL", "lessons"),
+        help="what to grade: lessons (default), solutions, or a folder of "
+        "lNN_topic.py files",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    config.addinivalue_line("filterwarnings", "ignore")
+    folder = _impl.resolve(config.getoption("--impl"))
+    _probe.set_runner(_probe.InProcessRunner(folder))
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    """Seeded NumPy generator for the judge's inputs and weights."""
+    return np.random.default_rng(20261130)
+
+
+def status_of(excinfo: pytest.ExceptionInfo | None) -> tuple[str, str]:
+    """(status, one-line-or-more message) of a check's outcome."""
+    if excinfo is None:
+        return "passed", ""
+    exc = excinfo.value
+    if isinstance(exc, _probe.ProbeFailure):
+        return exc.status, str(exc)
+    if isinstance(exc, CheckFailed):
+        return "failed", str(exc)
+    if isinstance(exc, AssertionError):
+        return "failed", str(exc) or "assertion failed"
+    if excinfo.errisinstance(pytest.skip.Exception):
+        return "skipped", str(exc)
+    return "error", f"grader error: {type(exc).__name__}: {exc}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    outcome = yield
+    report = outcome.get_result()
+    if call.when != "call" and not (report.failed or report.skipped):
+        return
+    marker = item.get_closest_marker("points")
+    points = float(marker.args[0]) if marker else 1.0
+    status, message = status_of(call.excinfo)
+    if report.failed and (
+        status != "error" or isinstance(call.excinfo.value, _probe.ProbeFailure)
+    ):
+        report.longrepr = message
+    report.user_properties += [
+        ("points", points),
+        ("m2t_status", status),
+        ("m2t_message", message),
+    ]

@@ -1,0 +1,479 @@
+"""Grader for lesson 16: masked softmax, additive and scaled dot-product
+attention.
+
+Sizes: B=2 sequences, T=3 queries, S=5 keys, D=8 (query/key size of the
+dot product), V=6 (value size); additive attention uses Dq=7, Dk=8, H=4.
+Every axis has its own size, so a transpose cannot pass unnoticed.
+Conventions: keys at or past `valid_len` get weight exactly 0; a row with
+valid length 0 is all zeros.
+"""
+
+import numpy as np
+import pytest
+
+from graders._contract import gradient_check
+from graders._contract import layer_contract
+from graders._judge import Mistake
+from graders._judge import expect
+from graders._judge import expect_close
+from graders._judge import expect_shape
+from graders._probe import Lesson
+from graders._tol import EXACT
+from graders._tol import F32
+from graders._tol import GRAD
+
+lesson = Lesson("l16_attention_scoring")
+B, T, S, D, V = 2, 3, 5, 8, 6
+DQ, DK, H = 7, 8, 4
+
+VALID_LENS = {
+    "1d": np.array([2, 4], dtype="int32"),
+    "2d": np.array([[1, 2, 5], [3, 0, 4]], dtype="int32"),
+}
+
+# ---------------------------------------------------------------- mistakes
+NO_SCALE = Mistake(
+    "no_scale",
+    "the dot-product scores are not divided by sqrt(d), so their variance "
+    "grows with d and the softmax saturates.",
+)
+SCALE_BY_D = Mistake(
+    "scale_by_d",
+    "the scores are divided by d instead of sqrt(d): the variance of q.k "
+    "is d, so its standard deviation is sqrt(d).",
+)
+MASK_OFF_BY_ONE = Mistake(
+    "mask_off_by_one",
+    "the key at index valid_len is kept: valid positions are 0 .. "
+    "valid_len - 1 (compare with <, not <=).",
+)
+NO_RENORMALISE = Mistake(
+    "no_renormalise",
+    "the mask is applied after the softmax, so the kept weights no longer "
+    "sum to 1: mask the scores before the softmax.",
+)
+UNIFORM_EMPTY_ROWS = Mistake(
+    "uniform_empty_rows",
+    "a row with valid length 0 comes out uniform (1/S each): after the "
+    "softmax, multiply by the mask so such a row is all zeros.",
+)
+WRONG_AXIS = Mistake(
+    "softmax_wrong_axis",
+    "the softmax runs over the queries axis: each query's weights must sum "
+    "to 1 over the keys, the last axis.",
+)
+NO_TANH = Mistake(
+    "additive_no_tanh",
+    "additive attention without tanh is linear in q and k, and the query "
+    "term then cancels in the softmax: score = w_v^T tanh(W_q q + W_k k).",
+)
+MISTAKES = (
+    NO_SCALE,
+    SCALE_BY_D,
+    MASK_OFF_BY_ONE,
+    NO_RENORMALISE,
+    UNIFORM_EMPTY_ROWS,
+    WRONG_AXIS,
+    NO_TANH,
+)
+SOFTMAX_MISTAKES = (
+    MASK_OFF_BY_ONE,
+    NO_RENORMALISE,
+    UNIFORM_EMPTY_ROWS,
+    WRONG_AXIS,
+)
+
+
+# --------------------------------------------------- float64 references
+def _softmax(x, axis=-1):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def ref_masked_softmax(X, valid_lens, mistake=None):
+    """(B, T, S) weights in float64, optionally with a known mistake."""
+    X = np.asarray(X, dtype=np.float64)
+    if valid_lens is None:
+        return _softmax(X)
+    lens = np.asarray(valid_lens)
+    lens = np.broadcast_to(
+        lens[:, None] if lens.ndim == 1 else lens, X.shape[:2]
+    )
+    idx = np.arange(X.shape[-1])
+    keep = (
+        idx <= lens[..., None]
+        if mistake is MASK_OFF_BY_ONE
+        else idx < lens[..., None]
+    )
+    if mistake is NO_RENORMALISE:
+        return _softmax(X) * keep
+    filled = np.where(keep, X, -1e9)
+    if mistake is WRONG_AXIS:
+        return _softmax(filled, axis=-2) * keep
+    weights = _softmax(filled)
+    return weights if mistake is UNIFORM_EMPTY_ROWS else weights * keep
+
+
+def ref_dot_product(q, k, v, valid_lens, mistake=None):
+    d = q.shape[-1]
+    scale = {NO_SCALE: 1.0, SCALE_BY_D: float(d)}.get(mistake, np.sqrt(d))
+    scores = np.asarray(q, np.float64) @ np.swapaxes(k, -1, -2) / scale
+    weights = ref_masked_softmax(scores, valid_lens, mistake)
+    return weights @ v, weights
+
+
+def ref_additive(q, k, v, valid_lens, w_q, w_k, w_v, mistake=None):
+    feats = (q @ w_q)[:, :, None, :] + (k @ w_k)[:, None, :, :]
+    if mistake is not NO_TANH:
+        feats = np.tanh(feats)
+    scores = (feats @ w_v)[..., 0]
+    weights = ref_masked_softmax(scores, valid_lens, mistake)
+    return weights @ v, weights
+
+
+def _diagnoses(reference, *args, mistakes=MISTAKES, part=None):
+    """Mistake -> a function computing that mistake's output on `args`."""
+
+    def output(mistake):
+        out = reference(*args, mistake=mistake)
+        return out if part is None else out[part]
+
+    return {m: (lambda m=m: output(m)) for m in mistakes}
+
+
+# ------------------------------------------------------------------ probes
+@lesson.probe
+def run_masked_softmax(m, X, valid_lens):
+    return m.masked_softmax(X, valid_lens)
+
+
+@lesson.probe
+def run_dot_product(m, q, k, v, valid_lens, dropout=0.0, training=False):
+    layer = m.DotProductAttention(dropout=dropout)
+    return layer(
+        q, k, v, valid_lens, training=training, return_attention_weights=True
+    )
+
+
+@lesson.probe
+def run_additive(m, q, k, v, valid_lens, weights, dropout=0.0, training=False):
+    layer = m.AdditiveAttention(H, dropout=dropout)
+    layer(q, k, v, valid_lens)  # build
+    layer.W_q.set_weights([weights[0]])
+    layer.W_k.set_weights([weights[1]])
+    layer.w_v.set_weights([weights[2]])
+    return layer(
+        q, k, v, valid_lens, training=training, return_attention_weights=True
+    )
+
+
+@lesson.probe
+def run_dropout(m, kind, q, k, v, valid_lens):
+    layer = (
+        m.DotProductAttention(0.5)
+        if kind == "dot"
+        else m.AdditiveAttention(H, 0.5)
+    )
+    return (
+        layer(q, k, v, valid_lens, training=False),
+        layer(q, k, v, valid_lens, training=False),
+        layer(q, k, v, valid_lens, training=True),
+    )
+
+
+@lesson.probe
+def run_contract(m, kind, q, k, v, valid_lens):
+    if kind == "dot":
+        facts = layer_contract(
+            lambda: m.DotProductAttention(0.1),
+            [q, k, v, valid_lens],
+            symbolic=[(None, D), (None, D), (None, V), None],
+        )
+    else:
+        facts = layer_contract(
+            lambda: m.AdditiveAttention(H, 0.1),
+            [q, k, v, valid_lens],
+            symbolic=[(None, DQ), (None, DK), (None, V), None],
+        )
+    errors = {}
+    for name, make in {
+        "num_hiddens": lambda: m.AdditiveAttention(0),
+        "dropout": lambda: m.DotProductAttention(dropout=1.5),
+        "valid_lens": lambda: m.masked_softmax(
+            np.zeros((B, T, S)), np.zeros((B, T, 1))
+        ),
+    }.items():
+        try:
+            make()
+            errors[name] = ""
+        except ValueError as exc:
+            errors[name] = str(exc)
+    facts["errors"] = errors
+    return facts
+
+
+@lesson.probe
+def run_gradient(m, kind, q, k, v, valid_lens, probe_weights):
+    import keras
+
+    layer = (
+        m.DotProductAttention(dtype="float64")
+        if kind == "dot"
+        else m.AdditiveAttention(H, dtype="float64")
+    )
+    layer(q, k, v, valid_lens)  # build
+
+    def f(x):
+        out = layer(x, k, v, valid_lens)
+        return keras.ops.sum(out * probe_weights)
+
+    return gradient_check(f, q)
+
+
+# ------------------------------------------------------------------ inputs
+def _inputs(rng, dq=D, dk=D):
+    q = rng.standard_normal((B, T, dq)).astype("float32")
+    k = rng.standard_normal((B, S, dk)).astype("float32")
+    v = rng.standard_normal((B, S, V)).astype("float32")
+    return q, k, v
+
+
+def _additive_weights(rng):
+    return [
+        (rng.standard_normal((DQ, H)) * 0.5).astype("float32"),
+        (rng.standard_normal((DK, H)) * 0.5).astype("float32"),
+        (rng.standard_normal((H, 1)) * 0.5).astype("float32"),
+    ]
+
+
+# ------------------------------------------------------------------ checks
+@pytest.mark.parametrize(
+    "lens", ["1d", "2d"], ids=["valid_lens_B", "valid_lens_BT"]
+)
+def test_masked_softmax_shape(rng, lens):
+    X = rng.standard_normal((B, T, S)).astype("float32")
+    expect_shape(
+        run_masked_softmax(X, VALID_LENS[lens]),
+        (B, T, S),
+        "masked_softmax output",
+    )
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize(
+    "lens", ["1d", "2d", None], ids=["valid_lens_B", "valid_lens_BT", "no_mask"]
+)
+def test_masked_softmax_values(rng, lens):
+    X = rng.standard_normal((B, T, S)).astype("float32")
+    valid = VALID_LENS.get(lens)
+    expect_close(
+        run_masked_softmax(X, valid),
+        ref_masked_softmax(X, valid),
+        "masked_softmax weights",
+        diagnoses=_diagnoses(
+            ref_masked_softmax, X, valid, mistakes=SOFTMAX_MISTAKES
+        ),
+    )
+
+
+@pytest.mark.parametrize(
+    "lens", ["1d", "2d"], ids=["valid_lens_B", "valid_lens_BT"]
+)
+def test_masked_weights_are_exactly_zero_and_rows_sum_to_one(rng, lens):
+    X = (rng.standard_normal((B, T, S)) * 10).astype("float32")
+    valid = VALID_LENS[lens]
+    got = np.asarray(run_masked_softmax(X, valid), dtype=np.float64)
+    lens_bt = np.broadcast_to(
+        valid[:, None] if valid.ndim == 1 else valid, (B, T)
+    )
+    masked = np.arange(S) >= lens_bt[..., None]
+    expect(
+        np.all(got[masked] == 0.0),
+        f"masked_softmax: weights at positions >= valid_len must be exactly 0, "
+        f"got max {np.abs(got[masked]).max():.3g} there. Use a fill value like "
+        "-1e9 (not -1e4) before the softmax, or multiply by the mask after it.",
+        got=got,
+        diagnoses=_diagnoses(
+            ref_masked_softmax, X, valid, mistakes=SOFTMAX_MISTAKES
+        ),
+    )
+    sums = got.sum(-1)
+    expect_close(
+        sums[lens_bt > 0],
+        np.ones(int((lens_bt > 0).sum())),
+        "masked_softmax row sums (rows with valid_len > 0)",
+        tol=F32,
+    )
+
+
+def test_zero_valid_length_gives_all_zero_row(rng):
+    X = rng.standard_normal((B, T, S)).astype("float32")
+    valid = np.array([0, 3], dtype="int32")
+    got = run_masked_softmax(X, valid)
+    expect(
+        not np.isnan(got).any(),
+        "masked_softmax: a row with valid_len 0 produced NaN (0/0 in the "
+        "softmax); it must be all zeros.",
+    )
+    expect_close(
+        got[0],
+        np.zeros((T, S)),
+        "masked_softmax row with valid_len 0",
+        tol=EXACT,
+        diagnoses={UNIFORM_EMPTY_ROWS: np.full((T, S), 1.0 / S)},
+    )
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize(
+    "lens", ["1d", "2d"], ids=["valid_lens_B", "valid_lens_BT"]
+)
+def test_dot_product_attention_matches_reference(rng, lens):
+    q, k, v = _inputs(rng)
+    valid = VALID_LENS[lens]
+    out, weights = run_dot_product(q, k, v, valid)
+    ref_out, ref_weights = ref_dot_product(q, k, v, valid)
+    expect_close(
+        weights,
+        ref_weights,
+        "DotProductAttention weights",
+        diagnoses=_diagnoses(ref_dot_product, q, k, v, valid, part=1),
+    )
+    expect_close(
+        out,
+        ref_out,
+        "DotProductAttention output",
+        diagnoses=_diagnoses(ref_dot_product, q, k, v, valid, part=0),
+        hint="output = weights @ values: (B, T, S) x (B, S, V).",
+    )
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize(
+    "lens", ["1d", "2d"], ids=["valid_lens_B", "valid_lens_BT"]
+)
+def test_additive_attention_matches_reference(rng, lens):
+    q, k, v = _inputs(rng, dq=DQ, dk=DK)
+    weights = _additive_weights(rng)
+    valid = VALID_LENS[lens]
+    out, got_weights = run_additive(q, k, v, valid, weights)
+    ref_out, ref_weights = ref_additive(q, k, v, valid, *weights)
+    expect_close(
+        got_weights,
+        ref_weights,
+        "AdditiveAttention weights",
+        diagnoses=_diagnoses(ref_additive, q, k, v, valid, *weights, part=1),
+    )
+    expect_close(
+        out,
+        ref_out,
+        "AdditiveAttention output",
+        diagnoses=_diagnoses(ref_additive, q, k, v, valid, *weights, part=0),
+    )
+
+
+@pytest.mark.parametrize("kind", ["dot", "additive"])
+def test_identical_keys_average_the_valid_values(rng, kind):
+    """d2l's oracle: with identical keys every valid key gets the same weight,
+    so the output is the mean of the first valid_len value rows."""
+    keys = np.ones((2, 10, 2), dtype="float32")
+    values = np.tile(
+        np.arange(40, dtype="float32").reshape(1, 10, 4), (2, 1, 1)
+    )
+    valid = np.array([2, 6], dtype="int32")
+    if kind == "dot":
+        queries = rng.standard_normal((2, 1, 2)).astype("float32")
+        out, _ = run_dot_product(queries, keys, values, valid)
+    else:
+        queries = rng.standard_normal((2, 1, DQ)).astype("float32")
+        ws = _additive_weights(rng)
+        ws[1] = ws[1][:2]
+        out, _ = run_additive(queries, keys, values, valid, ws)
+    expect_close(
+        out,
+        np.array([[[2, 3, 4, 5]], [[10, 11, 12, 13]]], dtype=np.float64),
+        f"{kind} attention with identical keys",
+        hint="valid_lens [2, 6] must average value rows 0-1 and 0-5.",
+    )
+
+
+@pytest.mark.parametrize("kind", ["dot", "additive"])
+def test_dropout_only_in_training(rng, kind):
+    q, k, v = _inputs(
+        rng,
+        dq=DQ if kind == "additive" else D,
+        dk=DK if kind == "additive" else D,
+    )
+    valid = VALID_LENS["2d"]
+    first, second, trained = run_dropout(kind, q, k, v, valid)
+    expect_close(
+        second,
+        first,
+        f"{kind} attention called twice with training=False",
+        tol=EXACT,
+    )
+    expect(
+        not np.allclose(trained, first),
+        f"{kind} attention: with dropout=0.5 and training=True the output "
+        "should differ from inference; pass `training` to the dropout layer.",
+    )
+
+
+@pytest.mark.parametrize("kind", ["dot", "additive"])
+def test_keras_layer_contract(rng, kind):
+    q, k, v = _inputs(
+        rng,
+        dq=DQ if kind == "additive" else D,
+        dk=DK if kind == "additive" else D,
+    )
+    facts = run_contract(kind, q, k, v, VALID_LENS["1d"])
+    expect_shape(facts["output_shape"], (B, T, V), f"{kind} attention output")
+    expect_shape(
+        facts["symbolic_shape"],
+        (None, None, V),
+        f"{kind} attention on keras.Input (None batch and lengths)",
+    )
+    expected_weights = 0 if kind == "dot" else 3
+    expect(
+        facts["trainable"] == expected_weights,
+        f"{kind} attention should have {expected_weights} trainable weights, "
+        f"has {facts['trainable']}.",
+    )
+    expect(
+        facts["config_roundtrip_diff"] == 0.0,
+        f"{kind}: from_config(get_config()) gives a different output.",
+    )
+    expect(
+        facts["grads_finite"],
+        f"{kind}: some weight gets no or a non-finite gradient.",
+    )
+    for arg, message in facts["errors"].items():
+        expect(
+            arg in message,
+            f"bad `{arg}` should raise ValueError naming it, got {message!r}.",
+        )
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("kind", ["dot", "additive"])
+def test_gradient_matches_centred_differences(rng, kind):
+    q, k, v = _inputs(
+        rng,
+        dq=DQ if kind == "additive" else D,
+        dk=DK if kind == "additive" else D,
+    )
+    probe_weights = rng.standard_normal((B, T, V))
+    analytic, numeric = run_gradient(
+        kind,
+        q.astype("float64"),
+        k.astype("float64"),
+        v.astype("float64"),
+        VALID_LENS["2d"],
+        probe_weights,
+    )
+    expect_close(
+        analytic,
+        numeric,
+        f"{kind} attention d(loss)/d(queries) vs centred differences",
+        tol=GRAD,
+    )

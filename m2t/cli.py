@@ -1,0 +1,251 @@
+"""`m2t`: the course's command line.
+
+m2t list                          the lessons, in order, with their status
+m2t grade [LESSON ...]            grade your lessons (all by default)
+m2t grade --impl solutions        grade the reference solutions
+m2t grade 16 --report results.json --junit junit.xml
+m2t make-lessons [--check]        regenerate lessons/ from solutions/
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+
+def _lessons(names: Sequence[str]):
+    from m2t import curriculum
+
+    if not names:
+        return list(curriculum.lessons())
+    return [curriculum.find(name) for name in names]
+
+
+def cmd_grade(args: argparse.Namespace) -> int:
+    from m2t import grading
+    from m2t import reports
+
+    lessons = _lessons(args.lessons)
+    start = time.perf_counter()
+    with _quiet_native_stderr(not args.verbose):
+        results = grading.grade(
+            lessons,
+            impl=args.impl,
+            timeout=args.timeout,
+            show_pytest=args.verbose,
+        )
+    seconds = time.perf_counter() - start
+    grading.save_state(results, args.impl)
+    print(reports.table(results, verbose=args.verbose))
+    total = sum(r.score for r in results)
+    most = sum(r.max_score for r in results)
+    print(f"\nscore {total:g}/{most:g} in {seconds:.1f}s ({args.impl})")
+    if args.report:
+        reports.write_gradescope(Path(args.report), results, seconds)
+    if args.junit:
+        reports.write_junit(Path(args.junit), results)
+    graded = [r for r in results if r.checks]
+    ok = bool(graded) and all(r.status == "passed" for r in graded)
+    return 0 if ok else 1
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from m2t import curriculum
+    from m2t import grading
+
+    state = grading.load_state()
+    folder = (
+        Path(args.impl) if args.impl not in ("lessons", "solutions") else None
+    )
+    from graders import _impl
+
+    folder = folder or _impl.resolve(args.impl)
+    for lesson in curriculum.lessons():
+        path = folder / f"{lesson.module}.py"
+        if not path.exists():
+            status = "missing"
+        elif not lesson.grader.exists():
+            status = "no grader yet"
+        else:
+            last = state.get(lesson.module)
+            edited = (
+                f'raise NotImplementedError("{lesson.tag}:'
+                not in path.read_text()
+            )
+            if last and last["status"] == "passed":
+                status = f"done ({last['score']:g}/{last['max_score']:g})"
+            elif last and last["passed"]:
+                status = (
+                    f"in progress ({last['passed']}/{last['checks']} checks)"
+                )
+            elif edited:
+                status = "in progress"
+            else:
+                status = "not started"
+        print(f"{lesson.tag}  {lesson.module:<40} {status}")
+    return 0
+
+
+def cmd_make_lessons(args: argparse.Namespace) -> int:
+    from m2t import ROOT
+    from m2t import make_lessons
+
+    solutions = Path(args.solutions or ROOT / "solutions")
+    lessons = Path(args.lessons or ROOT / "lessons")
+    try:
+        if args.check:
+            problems = make_lessons.stale(solutions, lessons)
+            for problem in problems:
+                print(problem, file=sys.stderr)
+            if problems:
+                print(
+                    "lessons/ is stale: run `m2t make-lessons` and commit.",
+                    file=sys.stderr,
+                )
+            return 1 if problems else 0
+        for path in make_lessons.write(solutions, lessons):
+            print(f"wrote {path}")
+    except make_lessons.MarkerError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from m2t import selfcheck
+
+    with _quiet_native_stderr(True):
+        problems = selfcheck.run(
+            _lessons(args.lessons),
+            skeletons=Path(args.lessons_dir) if args.lessons_dir else None,
+        )
+    for problem in problems:
+        print(problem)
+    print("check: ok" if not problems else f"check: {len(problems)} problem(s)")
+    return 1 if problems else 0
+
+
+def cmd_mutants(args: argparse.Namespace) -> int:
+    from m2t import mutants
+
+    with _quiet_native_stderr(True):
+        outcomes = mutants.run(_lessons(args.lessons))
+    table = mutants.markdown(outcomes)
+    print(table, end="")
+    if args.markdown:
+        Path(args.markdown).write_text(table, encoding="utf-8")
+    return 0 if all(o.ok for o in outcomes) else 1
+
+
+class _quiet_native_stderr:
+    """Silence TensorFlow's C++ start-up lines (they bypass Python's
+    sys.stderr) while keeping Python's own stderr."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+
+    def __enter__(self):
+        if not self.enabled:
+            return self
+        sys.stderr.flush()
+        self.saved = os.dup(2)
+        self.python_stderr = sys.stderr
+        sys.stderr = os.fdopen(os.dup(self.saved), "w", buffering=1)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 2)
+        os.close(devnull)
+        return self
+
+    def __exit__(self, *exc):
+        if not self.enabled:
+            return False
+        sys.stderr.flush()
+        os.dup2(self.saved, 2)
+        os.close(self.saved)
+        sys.stderr.close()
+        sys.stderr = self.python_stderr
+        return False
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="m2t",
+        description="mlp-to-transformer: lessons, graders, training.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    grade = sub.add_parser("grade", help="grade lessons (all by default)")
+    grade.add_argument(
+        "lessons", nargs="*", help="e.g. 16, l16, l16_attention_scoring"
+    )
+    grade.add_argument(
+        "--impl",
+        default="lessons",
+        help="lessons (default), solutions, or a folder of lesson files",
+    )
+    grade.add_argument("--report", help="write Gradescope results.json here")
+    grade.add_argument("--junit", help="write JUnit XML here")
+    grade.add_argument(
+        "--timeout", type=float, default=120.0, help="seconds per check (120)"
+    )
+    grade.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="full messages and pytest output",
+    )
+    grade.set_defaults(func=cmd_grade)
+
+    lst = sub.add_parser("list", help="the lessons in order with their status")
+    lst.add_argument("--impl", default="lessons")
+    lst.set_defaults(func=cmd_list)
+
+    make = sub.add_parser(
+        "make-lessons", help="regenerate lessons/ from solutions/"
+    )
+    make.add_argument(
+        "--check", action="store_true", help="fail if lessons/ is stale"
+    )
+    make.add_argument("--solutions", help="the solutions folder (solutions/)")
+    make.add_argument("--lessons", help="the lessons folder (lessons/)")
+    make.set_defaults(func=cmd_make_lessons)
+
+    check = sub.add_parser(
+        "check",
+        help="self-check: lessons up to date, every check passes on "
+        "solutions and fails as not started on the skeletons",
+    )
+    check.add_argument("lessons", nargs="*")
+    check.add_argument(
+        "--lessons-dir", help="grade this folder as the untouched skeletons"
+    )
+    check.set_defaults(func=cmd_check)
+
+    mut = sub.add_parser(
+        "mutants",
+        help="grade every known mistake: each must be caught and named",
+    )
+    mut.add_argument("lessons", nargs="*")
+    mut.add_argument("--markdown", help="also write the table to this file")
+    mut.set_defaults(func=cmd_mutants)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except ValueError as exc:
+        print(f"m2t: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

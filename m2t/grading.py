@@ -1,0 +1,209 @@
+"""The grading runner: runs the lesson graders under pytest in this process
+and collects, per check, its status, points and the message to show.
+
+Statuses: passed, failed (a wrong answer), not_started (a skeleton's
+`NotImplementedError`), error (the student's code crashed, timed out or did
+not import), skipped.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import os
+import time
+from collections.abc import Callable
+from collections.abc import Sequence
+from contextlib import redirect_stdout
+from pathlib import Path
+
+from m2t import ROOT
+from m2t import curriculum
+
+
+@dataclasses.dataclass
+class Check:
+    """The outcome of one grader check."""
+
+    lesson: str  # "l16"
+    name: str  # "test_masked_softmax_values[valid_lens_B]"
+    nodeid: str
+    points: float
+    status: str
+    message: str
+    seconds: float
+
+    @property
+    def score(self) -> float:
+        return self.points if self.status == "passed" else 0.0
+
+
+@dataclasses.dataclass
+class LessonResult:
+    """All checks of one lesson."""
+
+    lesson: curriculum.Lesson
+    checks: list[Check]
+
+    @property
+    def passed(self) -> int:
+        return sum(c.status == "passed" for c in self.checks)
+
+    @property
+    def score(self) -> float:
+        return sum(c.score for c in self.checks)
+
+    @property
+    def max_score(self) -> float:
+        return sum(c.points for c in self.checks)
+
+    @property
+    def seconds(self) -> float:
+        return sum(c.seconds for c in self.checks)
+
+    @property
+    def status(self) -> str:
+        """passed, not_started (every check), failed, or no_checks."""
+        if not self.checks:
+            return "no_checks"
+        if self.passed == len(self.checks):
+            return "passed"
+        if all(c.status == "not_started" for c in self.checks):
+            return "not_started"
+        return "failed"
+
+
+class _Collector:
+    """A pytest plugin that records each check's outcome."""
+
+    def __init__(self, on_check: Callable[[Check], None] | None = None):
+        self.checks: dict[str, Check] = {}
+        self.on_check = on_check
+        self.collect_errors: list[str] = []
+
+    def pytest_collectreport(self, report) -> None:
+        if report.failed:
+            self.collect_errors.append(f"{report.nodeid}: {report.longrepr}")
+
+    def pytest_runtest_logreport(self, report) -> None:
+        props = dict(report.user_properties)
+        if "m2t_status" not in props:
+            return
+        status = props["m2t_status"]
+        message = props["m2t_message"]
+        module, _, name = report.nodeid.partition("::")
+        lesson = Path(module).stem.removeprefix("test_").split("_", 1)[0]
+        check = Check(
+            lesson=lesson,
+            name=name,
+            nodeid=report.nodeid,
+            points=float(props.get("points", 1.0)),
+            status=status,
+            message=message,
+            seconds=report.duration,
+        )
+        self.checks[report.nodeid] = check
+        if self.on_check:
+            self.on_check(check)
+
+
+def pytest_args(files: Sequence[Path], impl: str, timeout: float) -> list[str]:
+    """The pytest command line the runner uses (also for subprocesses)."""
+    return [
+        *[str(f) for f in files],
+        f"--impl={impl}",
+        f"--rootdir={ROOT}",
+        "-p",
+        "no:cacheprovider",
+        "-o",
+        "addopts=",
+        f"--timeout={timeout:g}",
+        "-W",
+        "ignore",
+    ]
+
+
+def grade(
+    lessons: Sequence[curriculum.Lesson],
+    impl: str = "lessons",
+    timeout: float = 120.0,
+    on_check: Callable[[Check], None] | None = None,
+    show_pytest: bool = False,
+) -> list[LessonResult]:
+    """Grade `lessons` against the implementation `impl` in this process.
+
+    Args:
+        lessons: which lessons (those without a grader get no checks).
+        impl: "lessons", "solutions" or a folder of lesson files.
+        timeout: seconds one check may run before it fails as an error.
+        on_check: called after each check (for live progress).
+        show_pytest: let pytest print to the terminal.
+    """
+    import pytest
+
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    files = [lesson.grader for lesson in lessons if lesson.grader.exists()]
+    collector = _Collector(on_check)
+    if files:
+        args = pytest_args(files, impl, timeout)
+        if show_pytest:
+            code = pytest.main([*args, "--tb=short"], plugins=[collector])
+        else:
+            with redirect_stdout(io.StringIO()) as out:
+                code = pytest.main(
+                    [*args, "-p", "no:terminal"], plugins=[collector]
+                )
+        if code in (
+            pytest.ExitCode.INTERNAL_ERROR,
+            pytest.ExitCode.USAGE_ERROR,
+        ):
+            raise RuntimeError(
+                f"pytest could not run the graders (exit {int(code)}): "
+                + (out.getvalue() if not show_pytest else "")
+            )
+    if collector.collect_errors:
+        raise RuntimeError(
+            "the graders could not be collected:\n"
+            + "\n".join(collector.collect_errors)
+        )
+    results = []
+    for lesson in lessons:
+        checks = [
+            c for c in collector.checks.values() if c.lesson == lesson.tag
+        ]
+        results.append(LessonResult(lesson, checks))
+    return results
+
+
+def save_state(results: Sequence[LessonResult], impl: str) -> None:
+    """Remember the last grade of each lesson (for `m2t list`/`progress`)."""
+    if impl != "lessons":
+        return
+    path = ROOT / ".m2t" / "state.json"
+    try:
+        state = json.loads(path.read_text()) if path.exists() else {}
+    except (OSError, ValueError):
+        state = {}
+    for result in results:
+        state[result.lesson.module] = {
+            "status": result.status,
+            "passed": result.passed,
+            "checks": len(result.checks),
+            "score": result.score,
+            "max_score": result.max_score,
+            "time": time.time(),
+        }
+    try:
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(json.dumps(state, indent=1, sort_keys=True))
+    except OSError:
+        pass  # a read-only checkout still grades
+
+
+def load_state() -> dict:
+    path = ROOT / ".m2t" / "state.json"
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}

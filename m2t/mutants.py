@@ -1,0 +1,130 @@
+"""Known mistakes, made on purpose: every grader must catch each one and name
+it.
+
+`solutions/mutants/<module>.toml` holds, per mistake of a lesson, the text
+replacements that turn the reference solution into a solution with exactly
+that mistake (a *mutant*):
+
+    [no_scale]
+    replace = [["... / ops.sqrt(d)", "..."]]
+
+The same names are the `Mistake`s the lesson's grader diagnoses. A mutant is
+*caught* when at least one check fails, and *diagnosed* when a failing check
+leads with "Likely mistake [<its name>]".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import shutil
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from m2t import ROOT
+from m2t import curriculum
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+MUTANTS = ROOT / "solutions" / "mutants"
+_DIAGNOSIS = re.compile(r"Likely mistake \[(\w+)\]")
+
+
+@dataclasses.dataclass
+class Outcome:
+    lesson: str
+    mistake: str
+    caught: bool
+    diagnosed_as: list[str]
+    failing_checks: int
+
+    @property
+    def ok(self) -> bool:
+        return self.caught and self.diagnosed_as == [self.mistake]
+
+
+def catalogue(module: str) -> dict[str, list[tuple[str, str]]]:
+    """Mistake name -> its replacements, for one lesson (empty if none)."""
+    path = MUTANTS / f"{module}.toml"
+    if not path.exists():
+        return {}
+    with open(path, "rb") as f:
+        data = tomllib.load(f)
+    return {
+        name: [(old, new) for old, new in entry["replace"]]
+        for name, entry in data.items()
+    }
+
+
+def mutate(
+    source: str, replacements: Sequence[tuple[str, str]], where: str
+) -> str:
+    """Apply each (old, new) once; `old` must occur exactly once.
+
+    Raises:
+        ValueError: naming `where` and the text that is missing or repeated.
+    """
+    for old, new in replacements:
+        count = source.count(old)
+        if count != 1:
+            raise ValueError(
+                f"{where}: {old!r} occurs {count} times in the solution "
+                "(it must occur exactly once)"
+            )
+        source = source.replace(old, new)
+    return source
+
+
+def run(
+    lessons: Sequence[curriculum.Lesson], timeout: float = 60.0
+) -> list[Outcome]:
+    """Grade every mutant of `lessons` in this process."""
+    from m2t import grading
+
+    outcomes = []
+    for lesson in lessons:
+        solution = ROOT / "solutions" / f"{lesson.module}.py"
+        for name, replacements in catalogue(lesson.module).items():
+            text = mutate(
+                solution.read_text(encoding="utf-8"),
+                replacements,
+                f"{lesson.module}.toml [{name}]",
+            )
+            folder = Path(tempfile.mkdtemp(prefix=f"m2t-mutant-{name}-"))
+            try:
+                (folder / solution.name).write_text(text, encoding="utf-8")
+                (result,) = grading.grade(
+                    [lesson], impl=str(folder), timeout=timeout
+                )
+            finally:
+                shutil.rmtree(folder, ignore_errors=True)
+            failing = [c for c in result.checks if c.status != "passed"]
+            names = sorted(
+                {m for c in failing for m in _DIAGNOSIS.findall(c.message)}
+            )
+            outcomes.append(
+                Outcome(lesson.tag, name, bool(failing), names, len(failing))
+            )
+    return outcomes
+
+
+def markdown(outcomes: Sequence[Outcome]) -> str:
+    """The table of catalogued mistakes: lesson, mistake, caught, diagnosed."""
+    lines = [
+        "| lesson | mistake | caught | diagnosed as itself | failing checks |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for o in outcomes:
+        caught = "yes" if o.caught else "NO"
+        named = ", ".join(o.diagnosed_as) or "none"
+        diagnosed = "yes" if o.diagnosed_as == [o.mistake] else f"NO: {named}"
+        lines.append(
+            f"| {o.lesson} | `{o.mistake}` | {caught} | {diagnosed} "
+            f"| {o.failing_checks} |"
+        )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,161 @@
+"""What a grade looks like: a terminal table, Gradescope's results.json and
+JUnit XML."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from pathlib import Path
+
+from m2t.grading import LessonResult
+
+_MARK = {
+    "passed": "ok",
+    "failed": "FAIL",
+    "error": "ERROR",
+    "not_started": "todo",
+    "skipped": "skip",
+}
+
+
+def table(results: Sequence[LessonResult], verbose: bool = False) -> str:
+    """Lesson, checks passed / total, points, status; then the first
+    message of each failing check (not-started messages once per TODO)."""
+    rows = [("lesson", "checks", "points", "time", "status")]
+    for r in results:
+        if not r.checks:
+            status = (
+                "no checks" if r.lesson.grader.exists() else "no grader yet"
+            )
+            rows.append((r.lesson.tag, "-", "-", "-", status))
+            continue
+        rows.append(
+            (
+                r.lesson.tag,
+                f"{r.passed}/{len(r.checks)}",
+                f"{r.score:g}/{r.max_score:g}",
+                f"{r.seconds:.1f}s",
+                r.status.replace("_", " "),
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = [
+        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True))
+        for row in rows
+    ]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    for r in results:
+        seen: set[str] = set()
+        failing = [c for c in r.checks if c.status != "passed"]
+        if not failing:
+            continue
+        lines.append("")
+        lines.append(f"{r.lesson.tag} {r.lesson.title}:")
+        for check in failing:
+            first = check.message.splitlines()[0] if check.message else ""
+            if check.status == "not_started":
+                if first in seen:
+                    continue
+                seen.add(first)
+                lines.append(f"  [{_MARK[check.status]}] {first}")
+                continue
+            body = (
+                check.message
+                if verbose
+                else "\n".join(check.message.splitlines()[:4])
+            )
+            body = body.replace("\n", "\n      ")
+            lines.append(f"  [{_MARK[check.status]}] {check.name}: {body}")
+    return "\n".join(lines)
+
+
+def gradescope(results: Sequence[LessonResult], seconds: float) -> dict:
+    """Gradescope's autograder `results.json` (tests[] with name, number,
+    score, max_score, status, output, visibility)."""
+    tests = []
+    for r in results:
+        for i, check in enumerate(r.checks, 1):
+            tests.append(
+                {
+                    "name": f"{r.lesson.tag} {check.name}",
+                    "number": f"{int(r.lesson.id)}.{i}",
+                    "score": check.score,
+                    "max_score": check.points,
+                    "status": "passed"
+                    if check.status == "passed"
+                    else "failed",
+                    "output": check.message,
+                    "tags": [r.lesson.module, check.status],
+                    "visibility": "visible",
+                }
+            )
+    score = sum(r.score for r in results)
+    max_score = sum(r.max_score for r in results)
+    summary = ", ".join(
+        f"{r.lesson.tag} {r.score:g}/{r.max_score:g}"
+        for r in results
+        if r.checks
+    )
+    return {
+        "score": score,
+        "max_score": max_score,
+        "execution_time": round(seconds, 3),
+        "output": summary,
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "tests": tests,
+    }
+
+
+def write_gradescope(
+    path: Path, results: Sequence[LessonResult], seconds: float
+) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(gradescope(results, seconds), indent=2))
+    tmp.replace(path)
+
+
+def junit(results: Sequence[LessonResult]) -> ET.ElementTree:
+    """JUnit XML: one testsuite per lesson, one testcase per check."""
+    suites = ET.Element("testsuites", name="m2t")
+    for r in results:
+        failures = sum(c.status in ("failed", "not_started") for c in r.checks)
+        errors = sum(c.status == "error" for c in r.checks)
+        skipped = sum(c.status == "skipped" for c in r.checks)
+        suite = ET.SubElement(
+            suites,
+            "testsuite",
+            name=r.lesson.module,
+            tests=str(len(r.checks)),
+            failures=str(failures),
+            errors=str(errors),
+            skipped=str(skipped),
+            time=f"{r.seconds:.3f}",
+        )
+        for check in r.checks:
+            case = ET.SubElement(
+                suite,
+                "testcase",
+                classname=f"graders.test_{r.lesson.module}",
+                name=check.name,
+                time=f"{check.seconds:.3f}",
+            )
+            first = check.message.splitlines()[0] if check.message else ""
+            if check.status in ("failed", "not_started"):
+                node = ET.SubElement(
+                    case, "failure", message=first, type=check.status
+                )
+                node.text = check.message
+            elif check.status == "error":
+                node = ET.SubElement(case, "error", message=first, type="error")
+                node.text = check.message
+            elif check.status == "skipped":
+                ET.SubElement(case, "skipped", message=first)
+    return ET.ElementTree(suites)
+
+
+def write_junit(path: Path, results: Sequence[LessonResult]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    junit(results).write(path, encoding="utf-8", xml_declaration=True)

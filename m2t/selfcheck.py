@@ -1,0 +1,111 @@
+"""The course checks itself (rustlings' `dev check`, stronger):
+
+* lessons/ is what the generator makes from solutions/;
+* curriculum, solution, lesson, grader, hints and mutants agree;
+* every check passes on solutions/;
+* every check of every exercise fails as *not started* on the untouched
+  lessons/ (a check that passes there tests given code, or a solution leaked).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from collections.abc import Sequence
+from pathlib import Path
+
+from m2t import ROOT
+from m2t import curriculum
+from m2t import make_lessons
+from m2t import mutants
+from m2t.grading import LessonResult
+
+
+def structure(lessons: Sequence[curriculum.Lesson]) -> list[str]:
+    """Problems with the files of `lessons` (those that have a solution)."""
+    problems = []
+    for lesson in lessons:
+        solution = ROOT / "solutions" / f"{lesson.module}.py"
+        if not solution.exists():
+            continue
+        where = f"{lesson.tag} ({lesson.module})"
+        if not (ROOT / "lessons" / solution.name).exists():
+            problems.append(f"{where}: no lessons/{solution.name}")
+        if not lesson.grader.exists():
+            problems.append(f"{where}: no grader {lesson.grader.name}")
+            continue
+        if not lesson.hints:
+            problems.append(f"{where}: no hints in curriculum.toml")
+        tree = ast.parse(lesson.grader.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            for name in names:
+                if name.split(".")[0] in ("lessons", "solutions"):
+                    problems.append(
+                        f"{where}: the grader imports {name}; reach the "
+                        "student's code only through probes"
+                    )
+        grader = importlib.import_module(f"graders.test_{lesson.module}")
+        caught = {m.name for m in getattr(grader, "MISTAKES", ())}
+        made = set(mutants.catalogue(lesson.module))
+        for name in sorted(caught - made):
+            problems.append(f"{where}: mistake {name!r} has no mutant")
+        for name in sorted(made - caught):
+            problems.append(
+                f"{where}: mutant {name!r} is not a catalogued Mistake"
+            )
+    return problems
+
+
+def verify(
+    on_solutions: Sequence[LessonResult], on_skeletons: Sequence[LessonResult]
+) -> list[str]:
+    """Problems in the two grades: a solution check that does not pass, a
+    skeleton check that is not 'not started'."""
+    problems = []
+    for result in on_solutions:
+        if not result.lesson.grader.exists():
+            continue
+        if not result.checks:
+            problems.append(f"{result.lesson.tag}: the grader has no checks")
+        for check in result.checks:
+            if check.status != "passed":
+                first = check.message.splitlines()[0] if check.message else ""
+                problems.append(
+                    f"{check.lesson} {check.name}: {check.status} on "
+                    f"solutions/: {first}"
+                )
+    for result in on_skeletons:
+        for check in result.checks:
+            if check.status != "not_started":
+                problems.append(
+                    f"{check.lesson} {check.name}: {check.status} on the "
+                    "untouched lessons (every check must fail as not "
+                    "started: does it test given code, or did a solution "
+                    "leak into the skeleton?)"
+                )
+    return problems
+
+
+def run(
+    lessons: Sequence[curriculum.Lesson], skeletons: Path | None = None
+) -> list[str]:
+    """All checks; `skeletons` is the folder graded as the untouched lessons."""
+    from m2t import grading
+
+    problems = [f"stale: {p}" for p in make_lessons.stale()]
+    problems += structure(lessons)
+    with_solution = [
+        lesson
+        for lesson in lessons
+        if (ROOT / "solutions" / f"{lesson.module}.py").exists()
+    ]
+    on_solutions = grading.grade(with_solution, impl="solutions")
+    on_skeletons = grading.grade(
+        with_solution, impl=str(skeletons or ROOT / "lessons")
+    )
+    return problems + verify(on_solutions, on_skeletons)

@@ -1,0 +1,32 @@
+"""The project's own suite: the harness, the self-check, the mutants."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_m2t(
+    *args: str, cwd: Path = ROOT, timeout: float = 1500
+) -> subprocess.CompletedProcess:
+    """Run the `m2t` command line in a fresh process (as a user would)."""
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONHASHSEED": "0"}
+    return subprocess.run(
+        [sys.executable, "-m", "m2t.cli", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+@pytest.fixture
+def m2t():
+    return run_m2t

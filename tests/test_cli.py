@@ -1,0 +1,90 @@
+"""`m2t grade` and `m2t list` as a user runs them: the table, exit codes,
+Gradescope JSON and JUnit XML."""
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from m2t import curriculum
+
+
+@pytest.mark.parametrize("name", ["16", "l16", "l16_attention_scoring", "L16"])
+def test_lesson_names(name):
+    assert curriculum.find(name).module == "l16_attention_scoring"
+
+
+def test_unknown_lesson_is_a_clear_error(m2t):
+    result = m2t("grade", "99")
+    assert result.returncode == 2
+    assert "unknown lesson '99'" in result.stderr
+
+
+def test_grade_solutions_writes_valid_reports(m2t, tmp_path):
+    report, junit = tmp_path / "results.json", tmp_path / "junit.xml"
+    result = m2t(
+        "grade",
+        "16",
+        "--impl",
+        "solutions",
+        "--report",
+        str(report),
+        "--junit",
+        str(junit),
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "l16" in result.stdout and "passed" in result.stdout
+    data = json.loads(report.read_text())
+    assert data["score"] == data["max_score"] > 0
+    assert isinstance(data["execution_time"], float)
+    for test in data["tests"]:
+        assert set(test) >= {
+            "name",
+            "number",
+            "score",
+            "max_score",
+            "status",
+            "output",
+            "visibility",
+        }
+        assert test["status"] == "passed" and test["score"] == test["max_score"]
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert suite.get("name") == "l16_attention_scoring"
+    assert (
+        int(suite.get("tests")) == len(data["tests"])
+        and suite.get("failures") == "0"
+    )
+
+
+def test_grade_untouched_lessons_reports_not_started(m2t, tmp_path):
+    report, junit = tmp_path / "results.json", tmp_path / "junit.xml"
+    result = m2t("grade", "l16", "--report", str(report), "--junit", str(junit))
+    assert result.returncode == 1
+    assert (
+        "l16 masked_softmax: not started (TODO at lessons/l16_attention_scoring.py:"
+        in result.stdout
+    )
+    assert "Traceback" not in result.stdout + result.stderr
+    data = json.loads(report.read_text())
+    assert data["score"] == 0 and data["tests"]
+    assert all(
+        t["status"] == "failed" and "not started" in t["output"]
+        for t in data["tests"]
+    )
+    failures = ET.parse(junit).getroot().findall(".//failure")
+    assert len(failures) == len(data["tests"])
+    assert {f.get("type") for f in failures} == {"not_started"}
+
+
+def test_a_syntax_error_costs_only_that_lesson(m2t, tmp_path):
+    (tmp_path / "l16_attention_scoring.py").write_text("def broken(:\n")
+    result = m2t("grade", "16", "--impl", str(tmp_path))
+    assert result.returncode == 1
+    assert "l16: syntax error at" in result.stdout
+
+
+def test_list_shows_every_lesson_in_order(m2t):
+    result = m2t("list")
+    assert result.returncode == 0
+    tags = [line.split()[0] for line in result.stdout.splitlines()]
+    assert tags == [lesson.tag for lesson in curriculum.lessons()]

@@ -1,0 +1,40 @@
+"""Every known mistake (solutions/mutants/*.toml) is caught by its lesson's
+grader and diagnosed by name; docs/mistakes.md lists them as they are."""
+
+import pytest
+
+from m2t import ROOT
+from m2t import curriculum
+from m2t import mutants
+
+WITH_MUTANTS = [
+    lesson
+    for lesson in curriculum.lessons()
+    if mutants.catalogue(lesson.module)
+]
+
+
+@pytest.mark.parametrize(
+    "lesson", WITH_MUTANTS, ids=[lesson.tag for lesson in WITH_MUTANTS]
+)
+def test_every_mutant_is_caught_and_diagnosed(m2t, lesson):
+    result = m2t("mutants", lesson.tag)
+    assert result.returncode == 0, result.stdout + result.stderr
+    rows = [
+        line
+        for line in result.stdout.splitlines()
+        if line.startswith(f"| {lesson.tag} ")
+    ]
+    assert len(rows) == len(mutants.catalogue(lesson.module))
+    table = (ROOT / "docs" / "mistakes.md").read_text()
+    for row in rows:
+        assert row in table, (
+            f"docs/mistakes.md is stale: run `m2t mutants --markdown docs/mistakes.md` ({row})"
+        )
+
+
+def test_mutate_refuses_text_that_is_not_there_once():
+    with pytest.raises(ValueError, match="occurs 0 times"):
+        mutants.mutate("a = 1\n", [("b = 2", "b = 3")], "demo [x]")
+    with pytest.raises(ValueError, match="occurs 2 times"):
+        mutants.mutate("a = 1\na = 1\n", [("a = 1", "a = 2")], "demo [x]")
