@@ -24,13 +24,37 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="what to grade: lessons (default), solutions, or a folder of "
         "lNN_topic.py files",
     )
+    parser.addoption(
+        "--sandbox",
+        action="store_true",
+        help="run the probes in a sandboxed worker process (untrusted code)",
+    )
+    parser.addoption("--probe-timeout", type=float, default=60.0)
+    parser.addoption("--lesson-timeout", type=float, default=600.0)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     config.addinivalue_line("filterwarnings", "ignore")
     folder = _impl.resolve(config.getoption("--impl"))
-    _probe.set_runner(_probe.InProcessRunner(folder))
+    if config.getoption("--sandbox"):
+        from m2t.sandbox import SandboxRunner
+
+        sandbox = SandboxRunner(
+            folder,
+            probe_timeout=config.getoption("--probe-timeout"),
+            lesson_timeout=config.getoption("--lesson-timeout"),
+        )
+        sandbox.start()
+        _probe.set_runner(sandbox)
+    else:
+        _probe.set_runner(_probe.InProcessRunner(folder))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    close = getattr(_probe.runner(), "close", None)
+    if close is not None:
+        close()
 
 
 @pytest.fixture

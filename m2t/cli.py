@@ -33,19 +33,43 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
     lessons = _lessons(args.lessons)
     start = time.perf_counter()
-    with _quiet_native_stderr(not args.verbose):
-        results = grading.grade(
-            lessons,
-            impl=args.impl,
-            timeout=args.timeout,
-            show_pytest=args.verbose,
+    impl, staged, on_check = args.impl, None, None
+    if args.submission:
+        import tempfile
+
+        from m2t import sandbox
+
+        staged = Path(tempfile.mkdtemp(prefix="m2t-submission-"))
+        impl = str(
+            sandbox.stage(
+                Path(args.submission), [x.module for x in lessons], staged
+            )
         )
+        if args.report:  # partial results survive a global kill
+            on_check = _partial_report(Path(args.report), lessons, start)
+    try:
+        with _quiet_native_stderr(not args.verbose):
+            results = grading.grade(
+                lessons,
+                impl=impl,
+                timeout=args.timeout,
+                show_pytest=args.verbose,
+                on_check=on_check,
+                sandbox=bool(args.submission),
+            )
+    finally:
+        if staged is not None:
+            import shutil
+
+            shutil.rmtree(staged, ignore_errors=True)
     seconds = time.perf_counter() - start
-    grading.save_state(results, args.impl)
+    if not args.submission:
+        grading.save_state(results, args.impl)
     print(reports.table(results, verbose=args.verbose))
     total = sum(r.score for r in results)
     most = sum(r.max_score for r in results)
-    print(f"\nscore {total:g}/{most:g} in {seconds:.1f}s ({args.impl})")
+    what = f"submission {args.submission}" if args.submission else args.impl
+    print(f"\nscore {total:g}/{most:g} in {seconds:.1f}s ({what})")
     if args.report:
         reports.write_gradescope(Path(args.report), results, seconds)
     if args.junit:
@@ -53,6 +77,24 @@ def cmd_grade(args: argparse.Namespace) -> int:
     graded = [r for r in results if r.checks]
     ok = bool(graded) and all(r.status == "passed" for r in graded)
     return 0 if ok else 1
+
+
+def _partial_report(path: Path, lessons, start: float):
+    """An `on_check` that rewrites results.json after every check."""
+    from m2t import grading
+    from m2t import reports
+
+    done: list = []
+
+    def write(check) -> None:
+        done.append(check)
+        results = [
+            grading.LessonResult(x, [c for c in done if c.lesson == x.tag])
+            for x in lessons
+        ]
+        reports.write_gradescope(path, results, time.perf_counter() - start)
+
+    return write
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -188,6 +230,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--impl",
         default="lessons",
         help="lessons (default), solutions, or a folder of lesson files",
+    )
+    grade.add_argument(
+        "--submission",
+        help="grade the lesson files (and answers.toml) in this folder or "
+        "student edition, in a sandboxed worker: untrusted code",
     )
     grade.add_argument("--report", help="write Gradescope results.json here")
     grade.add_argument("--junit", help="write JUnit XML here")

@@ -108,17 +108,29 @@ class _Collector:
             self.on_check(check)
 
 
-def pytest_args(files: Sequence[Path], impl: str, timeout: float) -> list[str]:
-    """The pytest command line the runner uses (also for subprocesses)."""
+def pytest_args(
+    files: Sequence[Path], impl: str, timeout: float, sandbox: bool = False
+) -> list[str]:
+    """The pytest command line the runner uses.
+
+    In-process, `timeout` limits each check (pytest-timeout). Sandboxed,
+    the worker limits each probe to `timeout` and pytest-timeout is only a
+    backstop.
+    """
+    if sandbox:
+        limits = ["--sandbox", f"--probe-timeout={timeout:g}"]
+        limits.append(f"--timeout={2 * timeout + 120:g}")
+    else:
+        limits = [f"--timeout={timeout:g}"]
     return [
         *[str(f) for f in files],
+        *limits,
         f"--impl={impl}",
         f"--rootdir={ROOT}",
         "-p",
         "no:cacheprovider",
         "-o",
         "addopts=",
-        f"--timeout={timeout:g}",
         "-W",
         "ignore",
     ]
@@ -130,6 +142,7 @@ def grade(
     timeout: float = 120.0,
     on_check: Callable[[Check], None] | None = None,
     show_pytest: bool = False,
+    sandbox: bool = False,
 ) -> list[LessonResult]:
     """Grade `lessons` against the implementation `impl` in this process.
 
@@ -139,6 +152,8 @@ def grade(
         timeout: seconds one check may run before it fails as an error.
         on_check: called after each check (for live progress).
         show_pytest: let pytest print to the terminal.
+        sandbox: run the student's code in a sandboxed worker process
+            (`m2t.sandbox`) instead of this one.
     """
     import pytest
 
@@ -146,7 +161,7 @@ def grade(
     files = [lesson.grader for lesson in lessons if lesson.grader.exists()]
     collector = _Collector(on_check)
     if files:
-        args = pytest_args(files, impl, timeout)
+        args = pytest_args(files, impl, timeout, sandbox)
         if show_pytest:
             code = pytest.main([*args, "--tb=short"], plugins=[collector])
         else:
