@@ -56,6 +56,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
                 show_pytest=args.verbose,
                 on_check=on_check,
                 sandbox=bool(args.submission),
+                lesson_timeout=args.lesson_timeout,
             )
     finally:
         if staged is not None:
@@ -95,6 +96,24 @@ def _partial_report(path: Path, lessons, start: float):
         reports.write_gradescope(path, results, time.perf_counter() - start)
 
     return write
+
+
+def cmd_release(args: argparse.Namespace) -> int:
+    from m2t import ROOT
+    from m2t import release
+
+    if not (ROOT / "solutions").is_dir():
+        print("m2t: error: release needs the full repository", file=sys.stderr)
+        return 2
+    problems = release.build(Path(args.out))
+    for problem in problems:
+        print(f"release: {problem}", file=sys.stderr)
+    if problems:
+        print(f"release FAILED: {len(problems)} problem(s)", file=sys.stderr)
+        return 1
+    count = sum(1 for p in Path(args.out).rglob("*") if p.is_file())
+    print(f"wrote the student edition to {args.out} ({count} files, scan ok)")
+    return 0
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -239,6 +258,12 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--report", help="write Gradescope results.json here")
     grade.add_argument("--junit", help="write JUnit XML here")
     grade.add_argument(
+        "--lesson-timeout",
+        type=float,
+        default=600.0,
+        help="with --submission: seconds all probes of a lesson may take",
+    )
+    grade.add_argument(
         "--timeout", type=float, default=120.0, help="seconds per check (120)"
     )
     grade.add_argument(
@@ -248,6 +273,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="full messages and pytest output",
     )
     grade.set_defaults(func=cmd_grade)
+
+    rel = sub.add_parser(
+        "release", help="build the student edition (no solutions, no keys)"
+    )
+    rel.add_argument("--out", required=True, help="an empty or new folder")
+    rel.set_defaults(func=cmd_release)
 
     lst = sub.add_parser("list", help="the lessons in order with their status")
     lst.add_argument("--impl", default="lessons")

@@ -109,7 +109,11 @@ class _Collector:
 
 
 def pytest_args(
-    files: Sequence[Path], impl: str, timeout: float, sandbox: bool = False
+    files: Sequence[Path],
+    impl: str,
+    timeout: float,
+    sandbox: bool = False,
+    lesson_timeout: float = 600.0,
 ) -> list[str]:
     """The pytest command line the runner uses.
 
@@ -118,7 +122,11 @@ def pytest_args(
     backstop.
     """
     if sandbox:
-        limits = ["--sandbox", f"--probe-timeout={timeout:g}"]
+        limits = [
+            "--sandbox",
+            f"--probe-timeout={timeout:g}",
+            f"--lesson-timeout={lesson_timeout:g}",
+        ]
         limits.append(f"--timeout={2 * timeout + 120:g}")
     else:
         limits = [f"--timeout={timeout:g}"]
@@ -143,6 +151,7 @@ def grade(
     on_check: Callable[[Check], None] | None = None,
     show_pytest: bool = False,
     sandbox: bool = False,
+    lesson_timeout: float = 600.0,
 ) -> list[LessonResult]:
     """Grade `lessons` against the implementation `impl` in this process.
 
@@ -153,7 +162,8 @@ def grade(
         on_check: called after each check (for live progress).
         show_pytest: let pytest print to the terminal.
         sandbox: run the student's code in a sandboxed worker process
-            (`m2t.sandbox`) instead of this one.
+            (`m2t.sandbox`) instead of this one; `timeout` then limits
+            each probe and `lesson_timeout` all probes of a lesson.
     """
     import pytest
 
@@ -161,7 +171,7 @@ def grade(
     files = [lesson.grader for lesson in lessons if lesson.grader.exists()]
     collector = _Collector(on_check)
     if files:
-        args = pytest_args(files, impl, timeout, sandbox)
+        args = pytest_args(files, impl, timeout, sandbox, lesson_timeout)
         if show_pytest:
             code = pytest.main([*args, "--tb=short"], plugins=[collector])
         else:

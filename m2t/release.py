@@ -1,0 +1,231 @@
+"""`m2t release`: the student edition, and the scanner that proves it holds
+no solution, no answer key and nothing unexpected.
+
+Only files on the allow-list are copied. The scanner then fails the release
+if any file is off the list, if any `__pycache__` or `.pyc` is there, if a
+file is byte-identical to one under `solutions/` (keys, mutants), if a long
+string of an instructor-side TOML file (an answer explanation) appears, or
+if any Python file holds the body of a solution region (matched by AST
+fingerprint, so reformatting or new comments do not hide it).
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+import hashlib
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+from m2t import ROOT
+from m2t.make_lessons import BEGIN
+from m2t.make_lessons import END
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+ALLOW = (
+    "README.md",
+    "pyproject.toml",
+    "curriculum.toml",
+    ".gitignore",
+    ".github/workflows/grade.yml",
+    "lessons/__init__.py",
+    "lessons/l[0-9][0-9]_*.py",
+    "lessons/notes/*.md",
+    "lessons/answers.toml",
+    "graders/*.py",
+    "graders/*.toml",
+    "datasets/*.py",
+    "datasets/*/*.py",
+    "datasets/README.md",
+    "m2t/*.py",
+    "m2t/templates/*",
+    "notebooks/*.py",
+    "notebooks/*.md",
+    ".m2t/skeletons/*.py",
+)
+"""Paths (relative, POSIX) that may be in the student edition."""
+
+SOURCES = (
+    "pyproject.toml",
+    "curriculum.toml",
+    ".gitignore",
+    "lessons",
+    "graders",
+    "datasets",
+    "m2t",
+    "notebooks",
+)
+"""What is copied from the repository (then filtered by ALLOW)."""
+
+MIN_REGION_NODES = 12
+"""A region smaller than this many AST nodes is too generic to fingerprint."""
+
+
+def allowed(rel: str) -> bool:
+    return any(fnmatch.fnmatchcase(rel, pattern) for pattern in ALLOW)
+
+
+def _files(folder: Path) -> Iterator[Path]:
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() or path.is_symlink():
+            yield path
+
+
+def build(out: Path) -> list[str]:
+    """Write the student edition to `out` (which must not exist or be
+    empty); returns the scanner's problems (empty when the release is
+    clean)."""
+    out = Path(out)
+    if out.exists() and any(out.iterdir()):
+        raise ValueError(f"--out {str(out)!r}: the folder is not empty")
+    out.mkdir(parents=True, exist_ok=True)
+    for name in SOURCES:
+        source = ROOT / name
+        if source.is_file():
+            shutil.copy2(source, out / name)
+        elif source.is_dir():
+            for path in _files(source):
+                rel = path.relative_to(ROOT).as_posix()
+                if "__pycache__" in rel or not allowed(rel):
+                    continue
+                (out / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(path, out / rel)
+    shutil.copy2(
+        ROOT / "m2t" / "templates" / "README.student.md", out / "README.md"
+    )
+    workflow = out / ".github" / "workflows" / "grade.yml"
+    workflow.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(ROOT / "m2t" / "templates" / "classroom.yml", workflow)
+    return scan(out)
+
+
+# ------------------------------------------------------------- scanner
+def _dump(nodes: list[ast.stmt]) -> str:
+    return "\n".join(ast.dump(n, include_attributes=False) for n in nodes)
+
+
+def _bodies(tree: ast.AST) -> Iterator[list[ast.stmt]]:
+    for node in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            value = getattr(node, field, None)
+            if (
+                isinstance(value, list)
+                and value
+                and isinstance(value[0], ast.stmt)
+            ):
+                yield value
+
+
+def fingerprints(
+    solutions: Path = ROOT / "solutions",
+) -> dict[str, tuple[int, str]]:
+    """AST fingerprint of every solution region: `file:line` -> (number of
+    statements, dump)."""
+    found = {}
+    for path in sorted(solutions.glob("l[0-9][0-9]_*.py")):
+        text = path.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        tree = ast.parse(text)
+        starts = [
+            i + 1 for i, line in enumerate(lines) if line.strip() == BEGIN
+        ]
+        ends = [i + 1 for i, line in enumerate(lines) if line.strip() == END]
+        for start, end in zip(starts, ends, strict=False):
+            for body in _bodies(tree):
+                stmts = [s for s in body if start < s.lineno < end]
+                if stmts:
+                    nodes = sum(len(list(ast.walk(s))) for s in stmts)
+                    if nodes >= MIN_REGION_NODES:
+                        found[f"{path.name}:{start}"] = (
+                            len(stmts),
+                            _dump(stmts),
+                        )
+                    break
+    return found
+
+
+def _key_strings(solutions: Path) -> set[str]:
+    """Long strings of instructor-side TOML files (explanations, keys)."""
+    strings: set[str] = set()
+
+    def walk(value) -> None:
+        if isinstance(value, str) and len(value) >= 40:
+            strings.add(value)
+        elif isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    for path in solutions.rglob("*.toml"):
+        if path.parent.name == "mutants":
+            continue
+        try:
+            with open(path, "rb") as f:
+                walk(tomllib.load(f))
+        except (OSError, tomllib.TOMLDecodeError):
+            continue
+    return strings
+
+
+def scan(folder: Path, solutions: Path = ROOT / "solutions") -> list[str]:
+    """Everything in `folder` that must not be in a student edition."""
+    folder = Path(folder)
+    problems = []
+    hashes = {
+        hashlib.sha256(p.read_bytes()).hexdigest(): p.relative_to(solutions)
+        for p in _files(solutions)
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+    regions = fingerprints(solutions)
+    key_strings = _key_strings(solutions)
+    for path in _files(folder):
+        rel = path.relative_to(folder).as_posix()
+        if path.is_symlink():
+            problems.append(f"{rel}: a symbolic link")
+            continue
+        if "__pycache__" in rel.split("/") or rel.endswith((".pyc", ".pyo")):
+            problems.append(f"{rel}: compiled Python")
+            continue
+        if not allowed(rel):
+            problems.append(f"{rel}: not on the release allow-list")
+        data = path.read_bytes()
+        twin = hashes.get(hashlib.sha256(data).hexdigest())
+        if twin is not None:
+            problems.append(f"{rel}: identical to solutions/{twin.as_posix()}")
+        text = data.decode("utf-8", errors="replace")
+        for key in key_strings:
+            if key in text:
+                problems.append(
+                    f"{rel}: holds an answer-key text ({key[:40]!r}...)"
+                )
+                break
+        if rel.endswith(".py"):
+            problems += [f"{rel}: {p}" for p in _solution_bodies(text, regions)]
+    return problems
+
+
+def _solution_bodies(
+    text: str, regions: dict[str, tuple[int, str]]
+) -> list[str]:
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return ["does not parse: cannot prove it holds no solution"]
+    found = []
+    for body in _bodies(tree):
+        for where, (n, dump) in regions.items():
+            for i in range(len(body) - n + 1):
+                if _dump(body[i : i + n]) == dump:
+                    found.append(
+                        f"line {body[i].lineno} holds the body of the "
+                        f"solution region at solutions/{where}"
+                    )
+    return found
