@@ -76,10 +76,11 @@ def diagnose(
 
 
 def _fail(lines: list[str], mistake: Mistake | None) -> None:
-    if mistake is not None:
-        lines.insert(
-            1, f"  Likely mistake [{mistake.name}]: {mistake.explanation}"
-        )
+    if mistake is not None:  # the diagnosis leads; the numbers follow
+        lines = [
+            f"Likely mistake [{mistake.name}]: {mistake.explanation}",
+            *(f"  {line.strip()}" for line in lines),
+        ]
     raise CheckFailed("\n".join(lines))
 
 
