@@ -99,10 +99,22 @@ def run(
 
     problems = [f"stale: {p}" for p in make_lessons.stale()]
     problems += structure(lessons)
+    if any(lesson.module == "questions" for lesson in lessons):
+        from m2t import questions
+
+        try:
+            from graders.test_questions import EXPERIMENTS
+        except Exception as exc:  # a broken bank: say so, do not crash
+            problems.append(f"questions: the grader does not load: {exc}")
+        else:
+            problems += [f"stale: {p}" for p in questions.stale()]
+            problems += questions.problems(experiments=EXPERIMENTS)
     with_solution = [
         lesson
         for lesson in lessons
         if (ROOT / "solutions" / f"{lesson.module}.py").exists()
+        # the question list's reference is the answers file
+        or (lesson.module == "questions" and (ROOT / "solutions").is_dir())
     ]
     on_solutions = grading.grade(with_solution, impl="solutions")
     on_skeletons = grading.grade(

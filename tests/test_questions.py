@@ -1,0 +1,416 @@
+"""The question list: the bank and its key agree, every seed question is
+there, the reference answers pass, the empty template scores 0, and each
+kind of answer accepts the equivalent forms and rejects wrong ones."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from graders import test_questions as grader
+from m2t import ROOT
+from m2t import cli
+from m2t import questions as Q
+
+BANK = Q.bank()
+KEY = Q.load_key()
+
+# The 16 questions of study notes 000, by number, and where they live.
+SEED_IDS = {
+    1: "q20_1",  # which layers make up the Transformer
+    2: "q20_2",  # the role of self-attention
+    3: "q20_3",  # where self-attention sits
+    4: "q20_4",  # which components use attention
+    5: "q16_1",  # what additive attention computes
+    6: "q16_2",  # sizes of q and k, additive vs dot product
+    7: "q18_5",  # how multi-head attention balances its heads (open)
+    8: "q18_6",  # heads vs CNN channels
+    9: "q19_5",  # a fixed length limit for self-attention?
+    10: "q19_6",  # typical training length
+    11: "q19_7",  # how far long-range dependencies reach
+    12: "q19_9",  # neighbouring positional encodings and sampling
+    13: "q19_1",  # time complexity of self-attention
+    14: "q02_4",  # TPU vs GPU (open)
+    15: "q20_5",  # still learning W? (open)
+    16: "q18_1",  # do heads share W_q, W_k, W_v?
+}
+
+
+def question(kind, **fields):
+    options = fields.pop("options", 4 if "of" in kind else 0)
+    return Q.Question(
+        id="q99_1",
+        lesson="99",
+        kind=kind,
+        points=1,
+        en="en",
+        zh="zh",
+        options=tuple(Q.Option(f"o{i}", f"o{i}") for i in range(options)),
+        **fields,
+    )
+
+
+def verdict(q, answer, key=None, expected=None, **table):
+    table = {"answer": answer, **table} if answer is not None else table
+    return Q.judge(q, table, key, expected)
+
+
+# ------------------------------------------------------------ the bank
+def test_bank_and_key_are_consistent():
+    assert Q.problems(experiments=grader.EXPERIMENTS) == []
+
+
+@pytest.mark.parametrize(
+    "seed", sorted(SEED_IDS), ids=lambda s: f"seed_{s:02d}"
+)
+def test_every_seed_question_is_in_the_bank(seed):
+    qid = SEED_IDS[seed]
+    assert qid in BANK, f"seed question {seed} ({qid}) is missing"
+    assert BANK[qid].seed == seed
+    assert KEY[qid].explanation_en and KEY[qid].explanation_zh
+    assert [q.id for q in BANK.values() if q.seed == seed] == [qid]
+
+
+def test_every_lesson_has_questions():
+    lessons = {q.lesson for q in BANK.values()}
+    assert lessons == {f"{i:02d}" for i in range(1, 21)}
+    for lesson in lessons:
+        extra = [
+            q for q in BANK.values() if q.lesson == lesson and q.seed is None
+        ]
+        assert 2 <= len(extra) <= 4, lesson
+
+
+def test_open_questions_take_free_text_and_defensible_sets():
+    open_ids = {q.id for q in BANK.values() if q.open}
+    assert open_ids == {"q02_4", "q18_5", "q20_5"}
+    for qid in open_ids:
+        assert BANK[qid].free_text and BANK[qid].kind == "several_of"
+        assert set(KEY[qid].defensible) < set(BANK[qid].letters)
+
+
+def test_the_template_is_up_to_date():
+    assert Q.stale() == []
+
+
+# ------------------------------------------- the key against references
+REFERENCE = Q.read_answers(ROOT / "solutions" / "answers.toml")
+
+
+@pytest.mark.parametrize("qid", list(BANK))
+def test_reference_answers_pass(qid):
+    q = BANK[qid]
+    v = Q.judge(q, REFERENCE.tables[qid], KEY[qid], grader.expected_value(q))
+    assert v.status == "correct", v.message
+
+
+def test_the_empty_template_scores_zero():
+    template = Q.read_answers(Q.TEMPLATE)
+    assert not template.errors and template.syntax_error is None
+    statuses = {
+        Q.judge(q, template.tables.get(q.id), KEY[q.id], 0.0).status
+        for q in BANK.values()
+    }
+    assert statuses == {"not_answered"}
+
+
+def test_experiment_references_agree_with_independent_computations():
+    # PE: the closed form (2/d) sum_j cos(delta w_j), independent of i.
+    d = 32
+    w = 1 / 10000 ** (2 * np.arange(d // 2) / d)
+    closed = (2 / d) * np.cos(w).sum()
+    assert grader.pe_cosine(32, 10, 1) == pytest.approx(closed, abs=1e-12)
+    assert grader.pe_cosine(32, 0, 1) == pytest.approx(closed, abs=1e-12)
+    assert grader.pe_cosine(32, 10, 20) < closed
+    # Perplexity: 2 ** mean(bits).
+    assert grader.perplexity([0.5, 0.25, 0.125, 0.5]) == pytest.approx(2**1.75)
+    # BLEU by hand: brevity exp(1 - 6/5), p1 = 1, p2 = 3/4.
+    assert grader.bleu(
+        "the cat on the mat", "the cat sat on the mat", 2
+    ) == pytest.approx(math.exp(-0.2) * 0.75**0.25)
+    assert grader.bleu("a b c", "a b c", 2) == pytest.approx(1.0)
+    assert grader.grad_clipping([[3.0, 0.0], [0.0, 4.0]], 1.0, [1, 1]) == (
+        pytest.approx(0.8)
+    )
+    assert grader.grad_clipping([[0.3], [0.4]], 1.0, [1, 0]) == 0.4
+    assert grader.attention_time_exponent(1024, 2048, 64) == pytest.approx(2)
+    assert grader.dot_product_variance(64) == 64
+    q, k = np.random.default_rng(0).standard_normal((2, 20000, 64))
+    assert np.var(np.sum(q * k, axis=1)) == pytest.approx(64, rel=0.05)
+
+
+def test_beam_search_key_follows_the_length_penalty():
+    def score(length, logp, alpha):
+        return logp / length**alpha
+
+    assert score(3, -2.4, 0) > score(5, -3.5, 0)  # alpha = 0: candidate 1
+    assert score(5, -3.5, 0.75) > score(3, -2.4, 0.75)  # 0.75: candidate 2
+    assert KEY["q14_1"].answer == "C"
+
+
+def test_keras_agrees_with_the_keys():
+    keras = pytest.importorskip("keras")
+    layers = keras.layers
+
+    def count(layer, shape):
+        layer.build(shape)
+        return layer.count_params()
+
+    rnn = count(layers.SimpleRNN(256), (None, None, 28))
+    gru = count(layers.GRU(256, reset_after=False), (None, None, 28))
+    lstm = count(layers.LSTM(256), (None, None, 28))
+    assert (rnn, gru, lstm) == (
+        KEY["q09_1"].answer,
+        KEY["q10_3"].answer,
+        KEY["q11_2"].answer,
+    )
+    mlp = keras.Sequential(
+        [keras.Input((784,)), layers.Dense(256, "relu"), layers.Dense(10)]
+    )
+    assert mlp.count_params() == KEY["q01_2"].answer
+    assert 25088 * 4096 + 4096 == KEY["q02_2"].answer
+
+    conv = layers.Conv2D(96, 11, strides=4, padding="valid")
+    assert conv.compute_output_shape((1, 224, 224, 1)) == tuple(
+        KEY["q02_1"].answer
+    )
+    x = np.zeros((4, 6, 6, 3), "float32")
+    y = layers.Conv2D(6, 3, strides=2, padding="same")(x)
+    y = layers.Conv2D(6, 3, padding="same")(y)
+    shortcut = layers.Conv2D(6, 1, strides=2)(x)
+    assert tuple((y + shortcut).shape) == tuple(KEY["q03_3"].answer)
+    bi = layers.Bidirectional(layers.GRU(16, return_sequences=True))
+    out = bi(np.zeros((4, 7, 5), "float32"))
+    assert tuple(out.shape) == tuple(KEY["q12_2"].answer)
+
+    mha = layers.MultiHeadAttention(5, key_dim=20, use_bias=False)
+    _, scores = mha(
+        np.zeros((2, 4, 100), "float32"),
+        np.zeros((2, 6, 100), "float32"),
+        return_attention_scores=True,
+    )
+    assert tuple(scores.shape) == tuple(KEY["q18_4"].answer)
+    assert mha.count_params() == grader.mha_parameters(100, 5, 100, 100, 100)
+
+    norm = layers.LayerNormalization()  # epsilon 1e-3, gamma 1, beta 0
+    x = np.array([[1, 2, 3], [3, 5, 7]], "float32")
+    assert float(norm(x)[1, 0]) == pytest.approx(
+        grader.layer_norm(x.tolist(), 1, 0, 1e-3), abs=1e-5
+    )
+
+
+# ------------------------------------------ each kind: accept and reject
+@pytest.mark.parametrize(
+    "kind, key, equivalent, wrong, malformed",
+    [
+        (
+            "one_of",
+            "B",
+            ["B", "b", " (b) ", "B.", ["B"], "Ｂ"],
+            ["A", "d"],
+            ["E", "A, B", 2, "maybe"],
+        ),
+        (
+            "several_of",
+            ["A", "C"],
+            ["A, C", "a,c", "c a", "AC", ["C", "A"], "A、C", "A & C"],
+            ["A", "A, B, C", ["B", "D"]],
+            ["A, E", "A; X", [1, 2]],
+        ),
+        (
+            "shape",
+            [2, 3, 4],
+            ["(2, 3, 4)", "2x3x4", [2, 3, 4], "2 × 3 × 4", "[2,3,4]", "2*3*4"],
+            ["(2, 4, 3)", [2, 3], "(2, 3, 4, 1)"],
+            [
+                "(2, 3.5, 4)",
+                "(2, -3, 4)",
+                "2 by 3 by 4",
+                "(B, T, D)",
+                "((2, 3, 4))",
+                7,
+            ],
+        ),
+        (
+            "expression",
+            "O(n^2 d)",
+            [
+                "O(n^2 d)",
+                "O(d n^2)",
+                "O(n²d)",
+                "O(n^2*d)",
+                "n*n*d",
+                "O(N^2 D)",
+                "Θ(n² d)",
+                "O(2 n^2 d + n^2)",
+                "O（n^2 d）",
+            ],
+            ["O(n d^2)", "O(n^2)", "O(n^2 d + n d^2)", "O(n d)"],
+            ["O(n^2 - d)", "O(n^", "", 3],
+        ),
+        (
+            "number",
+            0.75,
+            [0.75, "0.75", "3/4", "7.5e-1", 0.7505],
+            [0.76, "0.7", -0.75],
+            ["3,4", "75%", "three quarters", True],
+        ),
+    ],
+)
+def test_each_kind_accepts_equivalent_forms_and_rejects_wrong_ones(
+    kind, key, equivalent, wrong, malformed
+):
+    q = question(kind, tolerance=0.001 if kind == "number" else 0.0)
+    k = Q.Key(q.id, answer=key)
+    for answer in equivalent:
+        v = verdict(q, answer, k)
+        assert v.status == "correct", (answer, v.message)
+    for answer in wrong:
+        v = verdict(q, answer, k)
+        assert v.status == "wrong", (answer, v.message)
+        assert "reads as" in v.message
+    for answer in malformed:
+        v = verdict(q, answer, k)
+        if answer == "":
+            assert v.status == "not_answered"
+            continue
+        assert v.status == "malformed", (answer, v.message)
+        assert "expected" in v.message
+
+
+def test_experiments_are_judged_against_the_computed_value_without_a_key():
+    q = BANK["q19_8"]
+    value = grader.expected_value(q)
+    assert verdict(q, round(value, 4), None, value).status == "correct"
+    assert verdict(q, f"{value:.3f}", None, value).status == "correct"
+    assert verdict(q, 0.90, None, value).status == "wrong"
+    assert verdict(q, 1.0, None, value).status == "wrong"
+    q = BANK["q16_3"]  # a relative tolerance: measured estimates pass
+    assert verdict(q, 61.0, None, 64.0).status == "correct"
+    assert verdict(q, 8.0, None, 64.0).status == "wrong"  # the std, not var
+
+
+def test_a_number_range_accepts_any_value_inside():
+    q, k = BANK["q19_6"], KEY["q19_6"]
+    for answer in (512, 1024, "2048", 1000):
+        assert verdict(q, answer, k).status == "correct"
+    for answer in (64, 128, 100_000):
+        assert verdict(q, answer, k).status == "wrong"
+
+
+def test_open_questions_pass_any_defensible_set_and_record_free_text():
+    q, k = BANK["q18_5"], KEY["q18_5"]
+    assert verdict(q, "A", k).status == "correct"
+    assert verdict(q, "A, B, C", k, text="W_o mixes").text == "W_o mixes"
+    wrong = verdict(q, "A, D", k)
+    assert wrong.status == "wrong" and "not defensible" in wrong.message
+    only_text = verdict(q, None, k, text="my view")
+    assert only_text.status == "recorded"
+    assert verdict(q, "", k, text="  ").status == "not_answered"
+
+
+def test_without_the_key_answers_are_recorded_for_the_instructor():
+    v = verdict(BANK["q16_2"], "b", None)
+    assert v.status == "ungraded"
+    assert "graded by your instructor" in v.message and "(B)" in v.message
+    assert verdict(BANK["q16_2"], "Z", None).status == "malformed"
+
+
+def test_unknown_keys_in_a_table_are_an_error():
+    v = Q.judge(BANK["q16_2"], {"anwser": "B"}, KEY["q16_2"])
+    assert v.status == "malformed" and "'anwser'" in v.message
+
+
+# ------------------------------------------------------ the answers file
+def test_a_toml_error_costs_only_its_question(tmp_path):
+    path = tmp_path / "answers.toml"
+    path.write_text(
+        "# my answers\n"
+        "[q16_2]\n"
+        'answer = "B"\n'
+        "\n"
+        "[q16_4]\n"
+        "answer = (2, 3, 6)\n"  # line 6: not TOML
+        "\n"
+        "[q19_1]\n"
+        'answer = "O(n^2 d)"  # a comment\n'
+        "[q16_2]\n"  # line 10: declared twice
+        'answer = "A"\n',
+        encoding="utf-8",
+    )
+    file = Q.read_answers(path)
+    assert file.syntax_error and "line" in file.syntax_error
+    assert "line 6, column" in file.errors["q16_4"]
+    assert "declared twice" in file.errors["q16_2"]
+    assert "line 10" in file.errors["q16_2"]
+    v = Q.judge(BANK["q19_1"], file.tables["q19_1"], KEY["q19_1"])
+    assert v.status == "correct"
+
+
+def test_top_level_answers_and_a_missing_file(tmp_path):
+    path = tmp_path / "answers.toml"
+    path.write_text('q16_2 = "B"\n[q16_4]\nanswer = [2, 3, 6]\n')
+    file = Q.read_answers(path)
+    assert file.tables["q16_2"] == {"answer": "B"}
+    assert Q.judge(
+        BANK["q16_4"], file.tables["q16_4"], KEY["q16_4"]
+    ).status == ("correct")
+    assert not Q.read_answers(tmp_path / "nothing.toml").exists
+
+
+# ------------------------------------------------------------ the CLI
+def test_answers_template_check_fails_when_stale(tmp_path, capsys):
+    path = tmp_path / "answers.toml"
+    assert cli.main(["answers-template", "--check", "--output", str(path)]) == 1
+    assert cli.main(["answers-template", "--output", str(path)]) == 0
+    assert cli.main(["answers-template", "--check", "--output", str(path)]) == 0
+    path.write_text(path.read_text().replace('answer = ""', 'answer = "A"', 1))
+    assert cli.main(["answers-template", "--check", "--output", str(path)]) == 1
+    assert cli.main(["answers-template", "--output", str(path)]) == 2  # kept
+    assert 'answer = "A"' in path.read_text()
+    assert "is stale" in capsys.readouterr().err
+
+
+def test_explain_shows_the_explanations_of_correct_answers(capsys):
+    assert cli.main(["explain", "q16_2", "--impl", "solutions"]) == 0
+    out = capsys.readouterr().out
+    assert "q16_2" in out and "bilinear" in out
+    assert cli.main(["explain", "q16_2"]) == 0  # the empty template
+    assert "answer correctly first" in capsys.readouterr().out
+
+
+def test_grade_questions_end_to_end(m2t, tmp_path):
+    report = tmp_path / "results.json"
+    result = m2t(
+        "grade", "questions", "--impl", "solutions", "--report", str(report)
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    data = json.loads(report.read_text())
+    assert len(data["tests"]) == len(BANK)
+    assert (
+        data["score"]
+        == data["max_score"]
+        == sum(q.points for q in BANK.values())
+    )
+
+    submission = tmp_path / "submission"
+    submission.mkdir()
+    (submission / "answers.toml").write_text(
+        '[q16_2]\nanswer = "b"\n\n[q16_4]\nanswer = (2, 3, 6)\n\n'
+        '[q19_1]\nanswer = "O(n d^2)"\n',
+        encoding="utf-8",
+    )
+    result = m2t(
+        "grade", "21", "--impl", str(submission), "--report", str(report)
+    )
+    assert result.returncode == 1
+    assert "Traceback" not in result.stdout + result.stderr
+    tests = {
+        t["name"].split("[")[-1].rstrip("]"): t
+        for t in json.loads(report.read_text())["tests"]
+    }
+    assert tests["q16_2"]["status"] == "passed"
+    assert "line 5, column" in tests["q16_4"]["output"]
+    assert "reads as O(d^2 n)" in tests["q19_1"]["output"]
+    assert "not answered" in tests["q01_1"]["output"]
