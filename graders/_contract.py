@@ -73,8 +73,10 @@ def layer_contract(
         with tf.GradientTape() as tape:
             loss = tf.reduce_sum(_first(layer(*inputs, **call_kwargs)))
         grads = tape.gradient(loss, layer.trainable_weights)
+        # An Embedding's gradient is a tf.IndexedSlices: densify it first.
         facts["grads_finite"] = all(
-            g is not None and bool(np.all(np.isfinite(np.asarray(g))))
+            g is not None
+            and bool(np.all(np.isfinite(np.asarray(tf.convert_to_tensor(g)))))
             for g in grads
         )
         before = [np.array(w) for w in layer.trainable_weights]

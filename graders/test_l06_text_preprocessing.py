@@ -1,0 +1,376 @@
+"""Grader for lesson 06: `tokenize` and `Vocab`.
+
+The corpus below has ties in frequency whose first-seen order is not
+alphabetical, tokens at exactly `min_freq`, reserved tokens and unknown
+tokens, so each ordering rule shows. Conventions: `<unk>` is index 0, then
+the reserved tokens, then the corpus tokens by descending count (ties: first
+seen first); tokens seen fewer than `min_freq` times map to 0.
+"""
+
+import collections
+
+import numpy as np
+import pytest
+
+from graders._judge import Mistake
+from graders._judge import expect
+from graders._probe import Lesson
+
+lesson = Lesson("l06_text_preprocessing")
+UNK = "<unk>"
+
+LINES = [
+    "the cat sat on the mat",
+    "the dog  sat on a log ",
+    "",
+    " a cat and a dog",
+]
+# Counts: the 3, a 3, cat 2, sat 2, on 2, dog 2, mat 1, log 1, and 1.
+PROSE = [
+    "the time traveller for so it will be convenient to speak of him",
+    "was expounding a recondite matter to us",
+]
+RESERVED = ["<pad>", "<bos>", "<eos>"]
+UNKNOWN = ["zebra", "Cat", ""]
+
+# ---------------------------------------------------------------- mistakes
+SPLIT_ON_SPACE = Mistake(
+    "split_on_single_space",
+    "words are split with split(' '), so runs of spaces and leading or "
+    "trailing spaces give empty tokens: split() with no argument splits on "
+    "any run of whitespace.",
+)
+CHARS_DROP_SPACES = Mistake(
+    "chars_drop_spaces",
+    "character tokens leave the spaces out: a space is a token of a "
+    "character-level corpus (d2l's 28 types: 26 letters, ' ' and <unk>).",
+)
+ASCENDING = Mistake(
+    "vocab_ascending",
+    "the tokens are sorted by ascending frequency: the most frequent token "
+    "comes first, right after <unk> and the reserved tokens.",
+)
+UNK_NOT_AT_ZERO = Mistake(
+    "unk_not_at_zero",
+    "<unk> is not index 0 (the reserved tokens come first), yet unknown "
+    "tokens look up 0: start idx_to_token with <unk>, then the reserved "
+    "tokens.",
+)
+MIN_FREQ_OFF_BY_ONE = Mistake(
+    "min_freq_off_by_one",
+    "tokens seen exactly min_freq times are dropped: keep every token with "
+    "count >= min_freq.",
+)
+TIES_ALPHABETICAL = Mistake(
+    "ties_alphabetical",
+    "tokens of equal frequency are ordered alphabetically: they keep the "
+    "order in which they first appear (a stable sort by count only).",
+)
+MISTAKES = (
+    SPLIT_ON_SPACE,
+    CHARS_DROP_SPACES,
+    ASCENDING,
+    UNK_NOT_AT_ZERO,
+    MIN_FREQ_OFF_BY_ONE,
+    TIES_ALPHABETICAL,
+)
+VOCAB_MISTAKES = (
+    ASCENDING,
+    UNK_NOT_AT_ZERO,
+    MIN_FREQ_OFF_BY_ONE,
+    TIES_ALPHABETICAL,
+)
+
+
+# ------------------------------------------------------------- references
+def ref_tokenize(lines, token, mistake=None):
+    if token == "word":
+        if mistake is SPLIT_ON_SPACE:
+            return [line.split(" ") for line in lines]
+        return [line.split() for line in lines]
+    if mistake is CHARS_DROP_SPACES:
+        return [[c for c in line if c != " "] for line in lines]
+    return [list(line) for line in lines]
+
+
+def _flat(tokens):
+    if tokens and isinstance(tokens[0], list):
+        return [t for line in tokens for t in line]
+    return list(tokens)
+
+
+def ref_token_freqs(tokens, mistake=None):
+    counts = collections.Counter(_flat(tokens))
+    pairs = list(counts.items())  # first-seen order
+    if mistake is ASCENDING:
+        return sorted(pairs, key=lambda p: p[1])
+    if mistake is TIES_ALPHABETICAL:
+        return sorted(pairs, key=lambda p: (-p[1], p[0]))
+    return sorted(pairs, key=lambda p: -p[1])
+
+
+def ref_idx_to_token(tokens, min_freq=0, reserved=(), mistake=None):
+    head = [*reserved, UNK] if mistake is UNK_NOT_AT_ZERO else [UNK, *reserved]
+    out = list(head)
+    for tok, freq in ref_token_freqs(tokens, mistake):
+        keep = (
+            freq > min_freq
+            if mistake is MIN_FREQ_OFF_BY_ONE
+            else (freq >= min_freq)
+        )
+        if keep and tok not in out:
+            out.append(tok)
+    return out
+
+
+def ref_lookup(tokens, queries, min_freq=0, reserved=(), mistake=None):
+    """Indices of `queries` (unknown -> 0) in the reference vocabulary."""
+    index = {
+        t: i
+        for i, t in enumerate(
+            ref_idx_to_token(tokens, min_freq, reserved, mistake)
+        )
+    }
+    return np.array([index.get(q, 0) for q in queries], dtype=np.float64)
+
+
+def _vocab_diagnoses(tokens, queries, min_freq=0, reserved=()):
+    return {
+        m: (lambda m=m: ref_lookup(tokens, queries, min_freq, reserved, m))
+        for m in VOCAB_MISTAKES
+    }
+
+
+def _word_tokens():
+    return [line.split() for line in LINES]
+
+
+def _queries(tokens, reserved=()):
+    return sorted(set(_flat(tokens))) + list(reserved) + [UNK] + UNKNOWN
+
+
+# ------------------------------------------------------------------ probes
+@lesson.probe
+def run_tokenize(m, lines, token):
+    return m.tokenize(lines, token)
+
+
+@lesson.probe
+def run_vocab(m, tokens, queries, min_freq=0, reserved=None):
+    vocab = m.Vocab(tokens, min_freq=min_freq, reserved_tokens=reserved)
+    return {
+        "idx_to_token": list(vocab.idx_to_token),
+        "len": len(vocab),
+        "lookup": [int(vocab[q]) for q in queries],
+        "token_freqs": [(str(t), int(f)) for t, f in vocab.token_freqs],
+    }
+
+
+@lesson.probe
+def run_nested(m, tokens):
+    vocab = m.Vocab(tokens, reserved_tokens=["<pad>"])
+    nested = vocab[[["the", "cat"], ("zebra", "dog"), []]]
+    flat = vocab[("a", "log")]
+    return {
+        "nested": nested,
+        "flat": flat,
+        "single": vocab["the"],
+        "back": vocab.to_tokens(nested),
+        "back_array": vocab.to_tokens(np.array([[2, 3], [4, 0]])),
+        "back_scalar": vocab.to_tokens(np.int64(2)),
+    }
+
+
+@lesson.probe
+def run_errors(m, lines):
+    m.Vocab(m.tokenize(lines, "word"))  # the lesson is started
+    errors = {}
+    for name, make in {
+        "token": lambda: m.tokenize(lines, "sentence"),
+        "min_freq": lambda: m.Vocab([["a"]], min_freq=-1),
+        "reserved_tokens": lambda: m.Vocab([["a"]], reserved_tokens=[UNK]),
+    }.items():
+        try:
+            make()
+            errors[name] = ""
+        except ValueError as exc:
+            errors[name] = str(exc)
+    return errors
+
+
+# ------------------------------------------------------------------ checks
+def _lengths(lines_of_tokens):
+    return np.array([len(line) for line in lines_of_tokens], dtype=np.float64)
+
+
+@pytest.mark.parametrize("token", ["word", "char"])
+def test_tokenize(token):
+    got = run_tokenize(LINES, token)
+    expected = ref_tokenize(LINES, token)
+    expect(
+        isinstance(got, list) and [list(line) for line in got] == expected,
+        f"tokenize(lines, {token!r}): expected {expected!r}, got {got!r}.",
+        got=_lengths(got) if isinstance(got, list) else None,
+        diagnoses={
+            mistake: _lengths(ref_tokenize(LINES, token, mistake))
+            for mistake in (
+                (SPLIT_ON_SPACE,) if token == "word" else (CHARS_DROP_SPACES,)
+            )
+        },
+    )
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize(
+    "reserved", [[], RESERVED], ids=["no_reserved", "reserved"]
+)
+def test_vocab_order(reserved):
+    tokens = _word_tokens()
+    queries = _queries(tokens, reserved)
+    facts = run_vocab(tokens, queries, 0, reserved or None)
+    expected = ref_idx_to_token(tokens, 0, reserved)
+    expect(
+        facts["idx_to_token"] == expected,
+        "Vocab.idx_to_token: expected <unk>, the reserved tokens, then the "
+        f"tokens by descending count (ties: first seen):\n    {expected}\n"
+        f"  got {facts['idx_to_token']}",
+        got=np.array(facts["lookup"]),
+        diagnoses=_vocab_diagnoses(tokens, queries, 0, reserved),
+    )
+    expect(
+        facts["lookup"] == ref_lookup(tokens, queries, 0, reserved).tolist(),
+        f"Vocab lookups of {queries}: expected "
+        f"{ref_lookup(tokens, queries, 0, reserved).astype(int).tolist()}, "
+        f"got {facts['lookup']}.",
+        got=np.array(facts["lookup"]),
+        diagnoses=_vocab_diagnoses(tokens, queries, 0, reserved),
+    )
+    expect(
+        facts["len"] == len(expected),
+        f"len(vocab): expected {len(expected)}, got {facts['len']}.",
+    )
+
+
+def test_unknown_tokens_are_index_zero():
+    tokens = _word_tokens()
+    queries = UNKNOWN + [UNK, "the"]
+    facts = run_vocab(tokens, queries, 0, RESERVED)
+    expect(
+        facts["idx_to_token"][:1] == [UNK]
+        and facts["lookup"][: len(UNKNOWN) + 1] == [0] * (len(UNKNOWN) + 1),
+        f"<unk> must be index 0 and every unknown token ({UNKNOWN}) must "
+        f"look up 0; got idx_to_token[:4] = {facts['idx_to_token'][:4]} "
+        f"and lookups {facts['lookup']}.",
+        got=np.array(facts["lookup"]),
+        diagnoses=_vocab_diagnoses(tokens, queries, 0, RESERVED),
+    )
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("min_freq", [2, 3], ids=["min_freq2", "min_freq3"])
+def test_min_freq(min_freq):
+    tokens = _word_tokens()
+    queries = _queries(tokens)
+    facts = run_vocab(tokens, queries, min_freq)
+    expected = ref_idx_to_token(tokens, min_freq)
+    expect(
+        facts["idx_to_token"] == expected,
+        f"Vocab(min_freq={min_freq}): tokens seen at least {min_freq} times "
+        f"stay; expected {expected}, got {facts['idx_to_token']}.",
+        got=np.array(facts["lookup"]),
+        diagnoses=_vocab_diagnoses(tokens, queries, min_freq),
+    )
+    expect(
+        facts["lookup"] == ref_lookup(tokens, queries, min_freq).tolist(),
+        f"Vocab(min_freq={min_freq}) lookups of {queries}: expected "
+        f"{ref_lookup(tokens, queries, min_freq).astype(int).tolist()} "
+        f"(dropped tokens are 0), got {facts['lookup']}.",
+        got=np.array(facts["lookup"]),
+        diagnoses=_vocab_diagnoses(tokens, queries, min_freq),
+    )
+
+
+def test_ties_keep_first_seen_order():
+    """'dog' and 'cat' are seen twice each, 'dog' first; 'b' and 'a' once."""
+    tokens = [["dog", "cat", "b"], ["cat", "dog", "a"]]
+    queries = ["a", "b", "cat", "dog"]
+    facts = run_vocab(tokens, queries)
+    expect(
+        facts["idx_to_token"] == [UNK, "dog", "cat", "b", "a"],
+        "ties in frequency keep the first-seen order: expected "
+        f"{[UNK, 'dog', 'cat', 'b', 'a']}, got {facts['idx_to_token']}.",
+        got=np.array(facts["lookup"]),
+        diagnoses=_vocab_diagnoses(tokens, queries),
+    )
+
+
+def test_token_freqs_list_every_token():
+    tokens = _word_tokens()
+    facts = run_vocab(tokens, ["the"], 3)
+    expected = ref_token_freqs(tokens)
+    expect(
+        facts["token_freqs"] == expected,
+        "Vocab.token_freqs lists every corpus token with its count, most "
+        f"frequent first, whatever min_freq: expected {expected}, got "
+        f"{facts['token_freqs']}.",
+    )
+
+
+def test_character_vocab_of_prose():
+    """As in d2l: the space is the most frequent character, then 'e'."""
+    tokens = ref_tokenize(PROSE, "char")
+    queries = _queries(tokens)
+    facts = run_vocab(tokens, queries)
+    expected = ref_idx_to_token(tokens)
+    expect(
+        facts["idx_to_token"] == expected and expected[1:3] == [" ", "e"],
+        f"character vocabulary: expected {expected}, got "
+        f"{facts['idx_to_token']}.",
+        got=np.array(facts["lookup"]),
+        diagnoses=_vocab_diagnoses(tokens, queries),
+    )
+
+
+def test_flat_corpus_and_reserved_token_in_corpus():
+    """A flat list of tokens gives the same vocabulary as its lines; a
+    reserved token that the corpus also holds is not added twice."""
+    tokens = [*_flat(_word_tokens()), "<pad>", "<pad>", "<pad>", "<pad>"]
+    queries = _queries(tokens, ["<pad>"])
+    facts = run_vocab(tokens, queries, 0, ["<pad>"])
+    expected = ref_idx_to_token(tokens, 0, ["<pad>"])
+    expect(
+        facts["idx_to_token"] == expected,
+        f"Vocab of a flat token list with '<pad>' reserved and in the "
+        f"corpus: expected {expected}, got {facts['idx_to_token']}.",
+        got=np.array(facts["lookup"]),
+        diagnoses=_vocab_diagnoses(tokens, queries, 0, ["<pad>"]),
+    )
+
+
+def test_nested_lookups_and_to_tokens():
+    facts = run_nested(_word_tokens())
+    # <unk> 0, <pad> 1, the 2, a 3, cat 4, sat 5, on 6, dog 7, ...
+    expected = {
+        "nested": [[2, 4], [0, 7], []],
+        "flat": [3, 9],
+        "single": 2,
+        "back": [["the", "cat"], [UNK, "dog"], []],
+        "back_array": [["the", "a"], ["cat", UNK]],
+        "back_scalar": "the",
+    }
+    for key, want in expected.items():
+        expect(
+            facts[key] == want,
+            f"Vocab lookups ({key}): expected {want!r}, got {facts[key]!r}. "
+            "Lists and tuples (nested too) map element by element to lists.",
+        )
+
+
+def test_bad_arguments_raise_value_error():
+    errors = run_errors(LINES)
+    for arg, message in errors.items():
+        expect(
+            arg in message,
+            f"a bad `{arg}` should raise ValueError naming it, got "
+            f"{message!r}.",
+        )

@@ -1,0 +1,411 @@
+"""Grader for lesson 07: random and sequential minibatches, perplexity.
+
+The corpus is a random permutation of 0..N-1, so every token tells where it
+sits (`POS[token]`) and a minibatch can be traced back to its place in the
+corpus. Sizes: B=2, T=5, N=35 (d2l's example), B=3, T=4 with N=40 or N=53.
+Conventions: the offset is drawn from [0, T); Y is X one token later.
+"""
+
+import numpy as np
+import pytest
+
+from graders._judge import Mistake
+from graders._judge import expect
+from graders._judge import expect_close
+from graders._judge import expect_shape
+from graders._probe import Lesson
+from graders._tol import EXACT
+from graders._tol import F32
+
+lesson = Lesson("l07_language_model_data")
+
+# ---------------------------------------------------------------- mistakes
+OVERLAP = Mistake(
+    "random_overlapping_subsequences",
+    "the random subsequences overlap: their starts must be offset + k * "
+    "num_steps (a stride of num_steps), shuffled, each used once.",
+)
+OFFSET_NEVER_RANDOM = Mistake(
+    "offset_never_random",
+    "the random iterator always starts at offset 0, so every epoch cuts the "
+    "corpus at the same places: draw the offset from [0, num_steps).",
+)
+ROWS_INTERLEAVED = Mistake(
+    "sequential_rows_interleaved",
+    "the sequential rows interleave the corpus (reshape to (-1, B) and "
+    "transpose), so minibatch i + 1 does not continue minibatch i: reshape "
+    "to (batch_size, -1) so each row is one contiguous stretch.",
+)
+Y_NOT_SHIFTED = Mistake(
+    "y_not_shifted",
+    "the labels Y equal the inputs X: Y is X one token later, the next "
+    "token at each position.",
+)
+PPL_NO_EXP = Mistake(
+    "perplexity_no_exp",
+    "perplexity without exp is the mean cross-entropy itself: take exp(mean).",
+)
+PPL_SUM = Mistake(
+    "perplexity_sum",
+    "perplexity uses the sum of the losses: it is exp of the MEAN, so it "
+    "does not grow with the number of tokens.",
+)
+MISTAKES = (
+    OVERLAP,
+    OFFSET_NEVER_RANDOM,
+    ROWS_INTERLEAVED,
+    Y_NOT_SHIFTED,
+    PPL_NO_EXP,
+    PPL_SUM,
+)
+
+
+# -------------------------------------------------------------- references
+def _corpus(N, seed=7):
+    """(corpus, POS): a permutation of 0..N-1 and where each token sits."""
+    corpus = np.random.default_rng(seed).permutation(N)
+    return corpus, np.argsort(corpus)
+
+
+def ref_sequential(corpus, B, T, offset, mistake=None):
+    """(num_batches, B, T) X and Y for a given offset."""
+    num_tokens = ((len(corpus) - offset - 1) // B) * B
+    shift = 0 if mistake is Y_NOT_SHIFTED else 1
+    xs = corpus[offset : offset + num_tokens]
+    ys = corpus[offset + shift : offset + shift + num_tokens]
+    if mistake is ROWS_INTERLEAVED:
+        xs, ys = xs.reshape(-1, B).T, ys.reshape(-1, B).T
+    else:
+        xs, ys = xs.reshape(B, -1), ys.reshape(B, -1)
+    n = xs.shape[1] // T
+    X = np.stack([xs[:, i * T : (i + 1) * T] for i in range(n)])
+    Y = np.stack([ys[:, i * T : (i + 1) * T] for i in range(n)])
+    return X.astype(np.float64), Y.astype(np.float64)
+
+
+def ref_perplexity(losses, mistake=None):
+    losses = np.asarray(losses, dtype=np.float64)
+    if mistake is PPL_NO_EXP:
+        return np.mean(losses)
+    if mistake is PPL_SUM:
+        return np.exp(np.sum(losses))
+    return np.exp(np.mean(losses))
+
+
+def _stack(batches):
+    """list of (X, Y) -> (X (n, B, T), Y (n, B, T))."""
+    X = np.stack([np.asarray(x) for x, _ in batches])
+    Y = np.stack([np.asarray(y) for _, y in batches])
+    return X, Y
+
+
+def _starts(X, pos):
+    """The corpus position of each subsequence's first token, (n * B,)."""
+    return pos[np.asarray(X)[..., 0].reshape(-1)]
+
+
+def _overlap(starts, T):
+    s = np.sort(starts)
+    return float(np.any(np.diff(s) < T))
+
+
+# ------------------------------------------------------------------ probes
+@lesson.probe
+def run_iter(m, kind, corpus, B, T, seed):
+    fn = (
+        m.seq_data_iter_random
+        if kind == "random"
+        else (m.seq_data_iter_sequential)
+    )
+    return [(np.asarray(X), np.asarray(Y)) for X, Y in fn(corpus, B, T, seed)]
+
+
+@lesson.probe
+def run_seeds(m, kind, corpus, B, T, seeds):
+    fn = (
+        m.seq_data_iter_random
+        if kind == "random"
+        else (m.seq_data_iter_sequential)
+    )
+    firsts = []
+    for seed in seeds:
+        runs = [
+            [np.asarray(X) for X, _ in fn(corpus, B, T, seed)] for _ in range(2)
+        ]
+        firsts.append((np.stack(runs[0]), np.stack(runs[1])))
+    generator = [
+        np.stack([np.asarray(X) for X, _ in fn(corpus, B, T, rng)])
+        for rng in (np.random.default_rng(3), np.random.default_rng(3))
+    ]
+    return firsts, generator
+
+
+@lesson.probe
+def run_perplexity(m, losses):
+    return m.perplexity(losses)
+
+
+@lesson.probe
+def run_errors(m, corpus):
+    list(m.seq_data_iter_sequential(corpus, 2, 3, 0))  # the lesson is started
+    errors = {}
+    for name, args in {
+        "batch_size": (corpus, 0, 3),
+        "num_steps": (corpus, 2, -1),
+        "corpus": (corpus[:8], 2, 3),
+    }.items():
+        for fn in (m.seq_data_iter_random, m.seq_data_iter_sequential):
+            try:
+                list(fn(*args, seed=0))
+                message = ""
+            except ValueError as exc:
+                message = str(exc)
+            errors[f"{name} ({fn.__name__})"] = (name, message)
+    return errors
+
+
+SIZES = {"d2l_B2_T5_N35": (2, 5, 35), "B3_T4_N40": (3, 4, 40)}
+
+
+# ------------------------------------------------------------ random checks
+@pytest.mark.parametrize("sizes", list(SIZES), ids=list(SIZES))
+def test_random_minibatch_shapes_and_count(sizes):
+    B, T, N = SIZES[sizes]
+    corpus, _ = _corpus(N)
+    batches = run_iter("random", corpus, B, T, 0)
+    expected = (N // T - 1) // B  # num_subseqs is N // T - 1 for any offset
+    expect(
+        len(batches) == expected,
+        f"seq_data_iter_random(N={N}, B={B}, T={T}): expected {expected} "
+        f"minibatches, got {len(batches)}.",
+    )
+    for X, Y in batches:
+        expect_shape(X, (B, T), "seq_data_iter_random X")
+        expect_shape(Y, (B, T), "seq_data_iter_random Y")
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("sizes", list(SIZES), ids=list(SIZES))
+@pytest.mark.parametrize("seed", [0, 1, 2], ids=lambda s: f"seed{s}")
+def test_random_covers_each_subsequence_once(sizes, seed):
+    B, T, N = SIZES[sizes]
+    corpus, pos = _corpus(N)
+    X, _ = _stack(run_iter("random", corpus, B, T, seed))
+    starts = _starts(X, pos)
+    offset = int(starts.min())
+    expected = offset + T * np.arange(N // T - 1)
+    expect(
+        offset < T and sorted(starts.tolist()) == expected.tolist(),
+        f"seq_data_iter_random: the subsequences must start at offset + k*T "
+        f"(offset in [0, {T}), k = 0..{N // T - 2}), each once; they start "
+        f"at {sorted(starts.tolist())}.",
+        got=np.array([_overlap(starts, T)]),
+        diagnoses={OVERLAP: np.array([1.0])},
+    )
+    rows = X.reshape(-1, T)
+    slices = np.stack([corpus[s : s + T] for s in starts])
+    expect(
+        np.array_equal(rows, slices),
+        "seq_data_iter_random: each row of X must be T consecutive corpus "
+        "tokens.",
+    )
+
+
+@pytest.mark.parametrize("kind", ["random", "sequential"])
+def test_y_is_x_shifted_by_one(kind):
+    B, T, N = 3, 4, 53
+    corpus, pos = _corpus(N)
+    X, Y = _stack(run_iter(kind, corpus, B, T, 5))
+    offset = int(pos[X[0, 0, 0]]) if kind == "sequential" else 0
+    expect(
+        np.array_equal(pos[Y], pos[X] + 1),
+        f"seq_data_iter_{kind}: Y must be X one token later "
+        "(Y[b, t] = the corpus token after X[b, t]).",
+        got=X.astype(np.float64) if kind == "sequential" else None,
+        diagnoses={
+            Y_NOT_SHIFTED: lambda: ref_sequential(
+                corpus, B, T, offset, Y_NOT_SHIFTED
+            )[0]
+        }
+        if kind == "sequential"
+        else None,
+    )
+    if kind == "sequential":
+        expect(
+            not np.array_equal(Y, X),
+            "seq_data_iter_sequential: Y equals X.",
+            got=Y.astype(np.float64),
+            diagnoses={
+                Y_NOT_SHIFTED: lambda: ref_sequential(
+                    corpus, B, T, offset, Y_NOT_SHIFTED
+                )[1]
+            },
+        )
+
+
+@pytest.mark.parametrize("kind", ["random", "sequential"])
+def test_seed_makes_it_deterministic_and_offsets_vary(kind):
+    B, T, N = 3, 4, 53
+    corpus, pos = _corpus(N)
+    firsts, generator = run_seeds(kind, corpus, B, T, list(range(12)))
+    for seed, (one, two) in enumerate(firsts):
+        expect(
+            np.array_equal(one, two),
+            f"seq_data_iter_{kind}(seed={seed}) gave different minibatches on "
+            "two runs: draw every random number from the seeded generator "
+            "(np.random.default_rng(seed)).",
+        )
+    expect(
+        np.array_equal(generator[0], generator[1]),
+        f"seq_data_iter_{kind} with two np.random.Generator of the same seed "
+        "gave different minibatches.",
+    )
+    offsets = {int(pos[X[..., 0]].min()) % T for X, _ in firsts}
+    expect(
+        len(offsets) > 1 and max(offsets) < T,
+        f"seq_data_iter_{kind}: over 12 seeds the offset should take "
+        f"several values in [0, {T}), got {sorted(offsets)}.",
+        got=np.array([float(offsets == {0})]),
+        diagnoses={OFFSET_NEVER_RANDOM: np.array([1.0])}
+        if kind == "random"
+        else None,
+    )
+    if kind == "random":
+        orders = [pos[X[..., 0]].reshape(-1) for X, _ in firsts]
+        expect(
+            any(np.any(np.diff(o) < 0) for o in orders),
+            "seq_data_iter_random: the subsequences always come in corpus "
+            "order; shuffle them (rng.permutation).",
+        )
+
+
+# -------------------------------------------------------- sequential checks
+@pytest.mark.parametrize(
+    "sizes",
+    ["d2l_B2_T5_N35", "B3_T4_N53"],
+    ids=["d2l_B2_T5_N35", "B3_T4_N53"],
+)
+def test_sequential_shapes_and_count(sizes):
+    B, T, N = {"d2l_B2_T5_N35": (2, 5, 35), "B3_T4_N53": (3, 4, 53)}[sizes]
+    corpus, pos = _corpus(N)
+    batches = run_iter("sequential", corpus, B, T, 1)
+    expect(len(batches) > 0, "seq_data_iter_sequential yielded nothing.")
+    offset = int(pos[np.asarray(batches[0][0])[0, 0]])
+    expected = ((N - offset - 1) // B) // T
+    expect(
+        len(batches) == expected,
+        f"seq_data_iter_sequential(N={N}, B={B}, T={T}), offset {offset}: "
+        f"expected {expected} minibatches, got {len(batches)}.",
+    )
+    for X, Y in batches:
+        expect_shape(X, (B, T), "seq_data_iter_sequential X")
+        expect_shape(Y, (B, T), "seq_data_iter_sequential Y")
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("seed", [0, 1, 2], ids=lambda s: f"seed{s}")
+def test_sequential_matches_reference(seed):
+    B, T, N = 3, 4, 53
+    corpus, pos = _corpus(N)
+    X, Y = _stack(run_iter("sequential", corpus, B, T, seed))
+    offset = int(pos[X[0, 0, 0]])
+    expect(
+        0 <= offset < T,
+        f"seq_data_iter_sequential: the first token is corpus[{offset}]; "
+        f"the offset must be in [0, {T}).",
+    )
+    for part, got, name in ((0, X, "X"), (1, Y, "Y")):
+        expect_close(
+            got,
+            ref_sequential(corpus, B, T, offset)[part],
+            f"seq_data_iter_sequential {name} (all minibatches, offset "
+            f"{offset})",
+            tol=EXACT,
+            diagnoses={
+                mistake: (
+                    lambda mistake=mistake, part=part: ref_sequential(
+                        corpus, B, T, offset, mistake
+                    )[part]
+                )
+                for mistake in (ROWS_INTERLEAVED, Y_NOT_SHIFTED)
+            },
+        )
+
+
+@pytest.mark.points(2)
+def test_sequential_minibatches_continue_each_other():
+    """Row b of minibatch i + 1 starts right after row b of minibatch i:
+    what lets a model carry its hidden state across minibatches."""
+    B, T, N = 3, 4, 77
+    corpus, pos = _corpus(N)
+    X, _ = _stack(run_iter("sequential", corpus, B, T, 4))
+    offset = int(pos[X[0, 0, 0]])
+    places = pos[X]  # (n, B, T)
+    adjacent = np.array_equal(places[1:, :, 0], places[:-1, :, -1] + 1) and (
+        np.array_equal(places[..., 1:], places[..., :-1] + 1)
+    )
+    expect(
+        len(X) > 1 and adjacent,
+        "seq_data_iter_sequential: X of minibatch i + 1 must continue X of "
+        "minibatch i row by row; corpus positions of the first minibatch: "
+        f"{places[0].tolist()}, of the second: "
+        f"{places[1].tolist() if len(X) > 1 else None}.",
+        got=X.astype(np.float64),
+        diagnoses={
+            ROWS_INTERLEAVED: lambda: ref_sequential(
+                corpus, B, T, offset, ROWS_INTERLEAVED
+            )[0]
+        },
+    )
+
+
+def test_bad_arguments_raise_value_error():
+    corpus, _ = _corpus(30)
+    errors = run_errors(corpus)
+    for where, (arg, message) in errors.items():
+        expect(
+            arg in message,
+            f"{where}: a bad `{arg}` should raise ValueError naming it, got "
+            f"{message!r}.",
+        )
+
+
+# ---------------------------------------------------------- perplexity checks
+@pytest.mark.points(2)
+@pytest.mark.parametrize("shape", [(2, 3), (7,)], ids=["B2_T3", "flat7"])
+def test_perplexity_matches_reference(rng, shape):
+    losses = rng.uniform(0.5, 3.0, size=shape).astype("float32")
+    expect_close(
+        run_perplexity(losses),
+        ref_perplexity(losses),
+        "perplexity",
+        tol=F32,
+        diagnoses={
+            m: (lambda m=m: ref_perplexity(losses, m))
+            for m in (PPL_NO_EXP, PPL_SUM)
+        },
+    )
+
+
+@pytest.mark.parametrize(
+    "case", ["perfect", "uniform_28", "uniform_1000"], ids=str
+)
+def test_perplexity_facts(case):
+    """A perfect model has perplexity 1; guessing uniformly over V tokens
+    has perplexity V, however many tokens are scored."""
+    V, shape = {
+        "perfect": (1, (4, 6)),
+        "uniform_28": (28, (4, 6)),
+        "uniform_1000": (1000, (3,)),
+    }[case]
+    losses = np.full(shape, np.log(V), dtype="float32")
+    expect_close(
+        run_perplexity(losses),
+        np.float64(V),
+        f"perplexity of a {case} model (V={V})",
+        tol=F32,
+        diagnoses={
+            m: (lambda m=m: ref_perplexity(losses, m))
+            for m in (PPL_NO_EXP, PPL_SUM)
+        },
+    )

@@ -1,0 +1,590 @@
+"""Grader for lesson 08: one-hot inputs, `RNNScratch`, `grad_clipping` and
+greedy `predict`.
+
+Sizes: B=2 sequences, T=3 steps, V=7 tokens, U=5 hidden units (every axis
+its own size). Conventions: batch-major (B, T) -> one-hot (B, T, V) ->
+logits (B, T, V); weights W_xh (V, U), W_hh (U, U), b_h (U,), W_hq (U, V),
+b_q (V,); clipping by the global norm of all gradients together.
+"""
+
+import numpy as np
+import pytest
+
+from graders._contract import gradient_check
+from graders._contract import layer_contract
+from graders._judge import Mistake
+from graders._judge import expect
+from graders._judge import expect_close
+from graders._judge import expect_shape
+from graders._probe import Lesson
+from graders._tol import EXACT
+from graders._tol import GRAD
+
+lesson = Lesson("l08_rnn_scratch")
+B, T, V, U = 2, 3, 7, 5
+# V one-character tokens; index 0 stands for unknown characters ("<unk>"),
+# written "#" here so that each token is one character of predict's output.
+VOCAB = ["#", " ", "a", "b", "c", "d", "e"]
+
+# ---------------------------------------------------------------- mistakes
+ONE_HOT_TIME_MAJOR = Mistake(
+    "one_hot_time_major",
+    "one_hot returns (T, B, V), d2l's time-major layout: this course keeps "
+    "Keras's batch-major (B, T, V).",
+)
+NO_TANH = Mistake(
+    "rnn_no_tanh",
+    "the hidden state has no tanh: H_t = tanh(X_t W_xh + H_{t-1} W_hh + "
+    "b_h); without it the RNN is linear and its state can grow without "
+    "bound.",
+)
+NOT_FED_BACK = Mistake(
+    "rnn_state_not_fed_back",
+    "every step uses the initial state instead of the previous step's "
+    "H_{t-1}: the new H must feed the next step.",
+)
+CLIP_PER_TENSOR = Mistake(
+    "clip_per_tensor",
+    "each gradient is clipped by its own norm: clip by the norm of ALL "
+    "gradients together, so their relative sizes (the direction) are kept.",
+)
+CLIP_ALWAYS_SCALES = Mistake(
+    "clip_always_scales",
+    "gradients are always rescaled to norm theta, small ones grown too: "
+    "the factor is min(1, theta / ||g||).",
+)
+NO_WARMUP = Mistake(
+    "predict_no_warmup",
+    "the state computed over the prefix is thrown away (warm-up): keep the "
+    "state each prefix token produces, so generation starts from a state "
+    "that has read the whole prefix.",
+)
+PREDICT_STATE_NOT_CARRIED = Mistake(
+    "predict_state_not_carried",
+    "during generation the state is not carried from one step to the "
+    "next: keep the state each model call returns.",
+)
+MISTAKES = (
+    ONE_HOT_TIME_MAJOR,
+    NO_TANH,
+    NOT_FED_BACK,
+    CLIP_PER_TENSOR,
+    CLIP_ALWAYS_SCALES,
+    NO_WARMUP,
+    PREDICT_STATE_NOT_CARRIED,
+)
+RNN_MISTAKES = (NO_TANH, NOT_FED_BACK)
+
+
+# --------------------------------------------------- float64 references
+def ref_one_hot(X, V, mistake=None):
+    out = np.eye(V)[np.asarray(X, dtype=int)]  # (B, T, V)
+    return np.swapaxes(out, 0, 1) if mistake is ONE_HOT_TIME_MAJOR else out
+
+
+def ref_rnn(X, h0, weights, mistake=None):
+    """(logits (B, T, V), state (B, U)) in float64."""
+    W_xh, W_hh, b_h, W_hq, b_q = (np.asarray(w, np.float64) for w in weights)
+    onehot = ref_one_hot(X, W_xh.shape[0])
+    H = h0 = np.asarray(h0, np.float64)
+    outputs = []
+    for t in range(onehot.shape[1]):
+        prev = h0 if mistake is NOT_FED_BACK else H
+        a = onehot[:, t] @ W_xh + prev @ W_hh + b_h
+        H = a if mistake is NO_TANH else np.tanh(a)
+        outputs.append(H @ W_hq + b_q)
+    return np.stack(outputs, axis=1), H
+
+
+def ref_grad_clipping(grads, theta, mistake=None):
+    grads = [np.asarray(g, np.float64) for g in grads]
+    if mistake is CLIP_PER_TENSOR:
+        return [g * min(1.0, theta / np.linalg.norm(g)) for g in grads]
+    norm = np.sqrt(sum(np.sum(g**2) for g in grads))
+    scale = (
+        theta / norm
+        if mistake is CLIP_ALWAYS_SCALES
+        else (min(1.0, theta / norm) if norm > 0 else 1.0)
+    )
+    return [g * scale for g in grads]
+
+
+def ref_predict(prefix, num_preds, weights, mistake=None):
+    """Greedy generation with the float64 RNN; the token indices."""
+    index = {tok: i for i, tok in enumerate(VOCAB)}
+    ids = [index.get(ch, 0) for ch in prefix]
+    state = np.zeros((1, U))
+    outputs = [ids[0]]
+    for idx in ids[1:]:
+        _, new = ref_rnn([[outputs[-1]]], state, weights)
+        if mistake is not NO_WARMUP:
+            state = new
+        outputs.append(idx)
+    for _ in range(num_preds):
+        logits, new = ref_rnn([[outputs[-1]]], state, weights)
+        if mistake is not PREDICT_STATE_NOT_CARRIED:
+            state = new
+        outputs.append(int(np.argmax(logits[0, -1])))
+    return np.array(outputs, dtype=np.float64)
+
+
+class _GraderRNN:
+    """The grader's own float64 RNN with `predict`'s interface, so the
+    predict checks do not depend on the student's RNNScratch."""
+
+    def __init__(self, weights):
+        self.weights = [np.asarray(w, np.float64) for w in weights]
+
+    def begin_state(self, batch_size):
+        return np.zeros((int(batch_size), U))
+
+    def __call__(self, inputs, state):
+        import keras
+
+        logits, new = ref_rnn(
+            np.asarray(inputs).astype(int), np.asarray(state), self.weights
+        )
+        return keras.ops.convert_to_tensor(logits), keras.ops.convert_to_tensor(
+            new
+        )
+
+
+def _diagnoses(reference, *args, mistakes, part=None):
+    def output(mistake):
+        out = reference(*args, mistake=mistake)
+        return out if part is None else out[part]
+
+    return {m: (lambda m=m: output(m)) for m in mistakes}
+
+
+# ------------------------------------------------------------------ probes
+@lesson.probe
+def run_one_hot(m, X, vocab_size):
+    return m.one_hot(X, vocab_size)
+
+
+def _scratch(m, weights, dtype=None):
+    layer = m.RNNScratch(V, U, dtype=dtype) if dtype else m.RNNScratch(V, U)
+    layer.build((None, T))
+    layer.set_weights(weights)
+    return layer
+
+
+@lesson.probe
+def run_rnn(m, X, h0, weights):
+    layer = _scratch(m, weights)
+    return layer(X, h0)
+
+
+@lesson.probe
+def run_rnn_pieces(m, X, weights):
+    """The full pass from begin_state, and the same in two calls carrying
+    the state."""
+    layer = _scratch(m, weights)
+    zeros = layer.begin_state(X.shape[0])
+    full, state = layer(X)
+    first, mid = layer(X[:, :1], zeros)
+    rest, last = layer(X[:, 1:], mid)
+    return {
+        "begin_state": zeros,
+        "full": full,
+        "state": state,
+        "pieces": np.concatenate([np.asarray(first), np.asarray(rest)], 1),
+        "last": last,
+    }
+
+
+@lesson.probe
+def run_rnn_vs_keras(m, X, h0, weights):
+    import keras
+
+    ours, state = _scratch(m, weights)(X, h0)
+    rnn = keras.layers.SimpleRNN(U, return_sequences=True, return_state=True)
+    dense = keras.layers.Dense(V)
+    onehot = np.eye(V, dtype="float32")[X]
+    rnn(onehot, initial_state=h0)  # build
+    dense.build((None, U))
+    rnn.set_weights(weights[:3])  # kernel, recurrent_kernel, bias
+    dense.set_weights(weights[3:])  # kernel, bias
+    hidden, keras_state = rnn(onehot, initial_state=h0)
+    return ours, state, dense(hidden), keras_state
+
+
+@lesson.probe
+def run_contract(m, X):
+    facts = layer_contract(lambda: m.RNNScratch(V, U), [X], symbolic=[(T,)])
+    layer = m.RNNScratch(V, U)
+    layer(X)
+    facts["weight_shapes"] = [
+        tuple(int(d) for d in w.shape) for w in layer.weights
+    ]
+    errors = {}
+    for name, make in {
+        "vocab_size": lambda: m.RNNScratch(0, U),
+        "num_hiddens": lambda: m.RNNScratch(V, -2),
+        "theta": lambda: m.grad_clipping([np.ones(3)], 0.0),
+    }.items():
+        try:
+            make()
+            errors[name] = ""
+        except ValueError as exc:
+            errors[name] = str(exc)
+    facts["errors"] = errors
+    return facts
+
+
+@lesson.probe
+def run_gradient(m, X, h0, weights, probe_out, probe_state):
+    import keras
+
+    layer = _scratch(m, weights, dtype="float64")
+
+    def f(h):
+        out, state = layer(X, h)
+        return keras.ops.sum(out * probe_out) + keras.ops.sum(
+            state * probe_state
+        )
+
+    return gradient_check(f, h0)
+
+
+@lesson.probe
+def run_clipping(m, grads, theta):
+    return m.grad_clipping(grads, theta)
+
+
+@lesson.probe
+def run_predict(m, prefix, num_preds, weights):
+    return m.predict(prefix, num_preds, _GraderRNN(weights), VOCAB)
+
+
+@lesson.probe
+def run_training(m, eval_batches, train_batches):
+    import keras
+
+    model = m.RNNScratch(len(VOCAB_TRAIN), 32)
+    frozen = keras.optimizers.SGD(0.0)  # an epoch that only measures
+    before = m.train_epoch(model, eval_batches, frozen, theta=1.0)
+    m.train_epoch(model, train_batches, keras.optimizers.SGD(1.0), theta=1.0)
+    after = m.train_epoch(model, eval_batches, frozen, theta=1.0)
+    return before, after
+
+
+# ------------------------------------------------------------------ inputs
+def _tokens(rng, b=B, t=T):
+    return rng.integers(0, V, size=(b, t)).astype("int32")
+
+
+def _weights(rng, scale=0.6):
+    return [
+        (rng.standard_normal((V, U)) * scale).astype("float32"),
+        (rng.standard_normal((U, U)) * scale).astype("float32"),
+        (rng.standard_normal(U) * 0.3).astype("float32"),
+        (rng.standard_normal((U, V)) * scale).astype("float32"),
+        (rng.standard_normal(V) * 0.3).astype("float32"),
+    ]
+
+
+TEXT = "the cat sat on the mat and the dog sat on the log " * 12
+VOCAB_TRAIN = ["<unk>", *sorted(set(TEXT))]
+
+
+def _text_batches(rng, n, b=8, t=6):
+    index = {c: i for i, c in enumerate(VOCAB_TRAIN)}
+    corpus = np.array([index[c] for c in TEXT])
+    out = []
+    for _ in range(n):
+        starts = rng.integers(0, len(corpus) - t - 1, size=b)
+        out.append(
+            (
+                np.stack([corpus[s : s + t] for s in starts]),
+                np.stack([corpus[s + 1 : s + 1 + t] for s in starts]),
+            )
+        )
+    return out
+
+
+# ------------------------------------------------------------------ checks
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_one_hot(rng, dtype):
+    X = rng.integers(0, V, size=(B, T)).astype(dtype)
+    expect_close(
+        run_one_hot(X, V),
+        ref_one_hot(X, V),
+        "one_hot of (B, T) token indices",
+        tol=EXACT,
+        diagnoses={ONE_HOT_TIME_MAJOR: ref_one_hot(X, V, ONE_HOT_TIME_MAJOR)},
+        hint="(B, T) -> (B, T, V), batch axis first.",
+    )
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("state", ["zeros", "random"], ids=str)
+def test_rnn_matches_reference(rng, state):
+    X = _tokens(rng)
+    weights = _weights(rng)
+    h0 = (
+        np.zeros((B, U), "float32")
+        if state == "zeros"
+        else rng.standard_normal((B, U)).astype("float32")
+    )
+    out, new_state = run_rnn(X, h0, weights)
+    ref_out, ref_state = ref_rnn(X, h0, weights)
+    expect_close(
+        out,
+        ref_out,
+        "RNNScratch logits",
+        diagnoses=_diagnoses(
+            ref_rnn, X, h0, weights, mistakes=RNN_MISTAKES, part=0
+        ),
+        hint="logits (B, T, V): one H W_hq + b_q per step, stacked on axis 1.",
+    )
+    expect_close(
+        new_state,
+        ref_state,
+        "RNNScratch final state",
+        diagnoses=_diagnoses(
+            ref_rnn, X, h0, weights, mistakes=RNN_MISTAKES, part=1
+        ),
+    )
+
+
+@pytest.mark.points(2)
+def test_rnn_matches_keras_simple_rnn_after_weight_transfer(rng):
+    """W_xh, W_hh, b_h are SimpleRNN's kernel, recurrent kernel and bias;
+    W_hq, b_q a Dense on its outputs."""
+    X = _tokens(rng)
+    weights = _weights(rng)
+    h0 = rng.standard_normal((B, U)).astype("float32")
+    ours, state, keras_out, keras_state = run_rnn_vs_keras(X, h0, weights)
+    expect_close(
+        ours,
+        keras_out,
+        "RNNScratch logits vs keras.layers.SimpleRNN + Dense",
+        diagnoses=_diagnoses(
+            ref_rnn, X, h0, weights, mistakes=RNN_MISTAKES, part=0
+        ),
+    )
+    expect_close(
+        state,
+        keras_state,
+        "RNNScratch final state vs SimpleRNN's",
+        diagnoses=_diagnoses(
+            ref_rnn, X, h0, weights, mistakes=RNN_MISTAKES, part=1
+        ),
+    )
+
+
+def test_state_carries_across_calls(rng):
+    """Running T steps at once equals running 1 step, then T - 1 more from
+    the state it returns; no state means begin_state, zeros (B, U)."""
+    X = _tokens(rng)
+    weights = _weights(rng)
+    facts = run_rnn_pieces(X, weights)
+    expect_close(
+        facts["begin_state"],
+        np.zeros((B, U)),
+        "RNNScratch.begin_state(B)",
+        tol=EXACT,
+    )
+    expect_close(
+        facts["pieces"],
+        facts["full"],
+        "RNNScratch logits: one call vs two calls carrying the state",
+        diagnoses=_diagnoses(
+            ref_rnn, X, np.zeros((B, U)), weights, mistakes=RNN_MISTAKES, part=0
+        ),
+    )
+    expect_close(
+        facts["last"],
+        facts["state"],
+        "RNNScratch final state: one call vs two calls",
+    )
+
+
+def test_keras_layer_contract(rng):
+    facts = run_contract(_tokens(rng))
+    expect_shape(facts["output_shape"], (B, T, V), "RNNScratch logits")
+    expect_shape(
+        facts["symbolic_shape"],
+        (None, T, V),
+        "RNNScratch on keras.Input((T,)) (None batch)",
+    )
+    expect(
+        facts["weight_shapes"] == [(V, U), (U, U), (U,), (U, V), (V,)],
+        "RNNScratch weights: expected W_xh (V, U), W_hh (U, U), b_h (U,), "
+        f"W_hq (U, V), b_q (V,), got {facts['weight_shapes']}.",
+    )
+    expect(
+        facts["trainable"] == 5,
+        "RNNScratch should have 5 trainable weights, has "
+        f"{facts['trainable']}.",
+    )
+    expect(
+        facts["config_roundtrip_diff"] == 0.0,
+        "RNNScratch: from_config(get_config()) gives a different output.",
+    )
+    expect(
+        facts["grads_finite"] and facts["step_changes_weights"],
+        "RNNScratch: some weight gets no or a non-finite gradient.",
+    )
+    for arg, message in facts["errors"].items():
+        expect(
+            arg in message,
+            f"a bad `{arg}` should raise ValueError naming it, got "
+            f"{message!r}.",
+        )
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("steps", [1, T], ids=["one_step", "T_steps"])
+def test_gradient_matches_centred_differences(rng, steps):
+    X = _tokens(rng, t=steps)
+    weights = [w.astype("float64") for w in _weights(rng)]
+    h0 = rng.standard_normal((B, U))
+    analytic, numeric = run_gradient(
+        X,
+        h0,
+        weights,
+        rng.standard_normal((B, steps, V)),
+        rng.standard_normal((B, U)),
+    )
+    expect_close(
+        analytic,
+        numeric,
+        f"RNNScratch ({steps} step(s)) d(loss)/d(state) vs centred differences",
+        tol=GRAD,
+    )
+
+
+def _clip_case(rng, case):
+    shapes = [(V, U), (U,), (U, V)]
+    grads = [rng.standard_normal(s).astype("float32") for s in shapes]
+    if case == "small":  # global norm 0.5 < theta
+        norm = np.sqrt(sum(np.sum(g.astype(np.float64) ** 2) for g in grads))
+        grads = [(g * 0.5 / norm).astype("float32") for g in grads]
+    elif case == "mixed":  # one large gradient, two small ones
+        grads[1] = grads[1] * 0.01
+        grads[2] = grads[2] * 0.05
+    return grads, 1.0
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("case", ["small", "large", "mixed"], ids=str)
+def test_grad_clipping_matches_reference(rng, case):
+    grads, theta = _clip_case(rng, case)
+    got = run_clipping(grads, theta)
+    expected = ref_grad_clipping(grads, theta)
+    expect(
+        len(got) == len(grads),
+        f"grad_clipping returned {len(got)} gradients for {len(grads)}.",
+    )
+    for i, (g, e) in enumerate(zip(got, expected, strict=True)):
+        diagnoses = {
+            m: (lambda m=m, i=i: ref_grad_clipping(grads, theta, m)[i])
+            for m in (CLIP_PER_TENSOR, CLIP_ALWAYS_SCALES)
+        }
+        what = f"grad_clipping gradient {i} ({case} gradients, theta={theta})"
+        if case == "small":
+            g = np.asarray(g)
+            expect(
+                g.shape == e.shape and np.array_equal(g, grads[i]),
+                f"{what}: the global norm is below theta, so the gradient "
+                "must come back exactly as it was (the factor is "
+                "min(1, theta / ||g||) = 1).",
+                got=g,
+                diagnoses=diagnoses,
+            )
+        else:
+            expect_close(g, e, what, diagnoses=diagnoses)
+
+
+@pytest.mark.parametrize("case", ["large", "mixed"], ids=str)
+def test_grad_clipping_global_norm_is_theta(rng, case):
+    grads, theta = _clip_case(rng, case)
+    got = run_clipping(grads, theta)
+    norm = np.sqrt(sum(np.sum(np.asarray(g, np.float64) ** 2) for g in got))
+    expect_close(
+        np.array([norm]),
+        np.array([theta]),
+        "the global norm of the clipped gradients",
+        diagnoses={
+            CLIP_PER_TENSOR: np.array(
+                [
+                    np.sqrt(
+                        sum(
+                            np.sum(g**2)
+                            for g in ref_grad_clipping(
+                                grads, theta, CLIP_PER_TENSOR
+                            )
+                        )
+                    )
+                ]
+            )
+        },
+    )
+
+
+def test_grad_clipping_zero_gradients():
+    grads = [np.zeros((V, U), "float32"), np.zeros(U, "float32")]
+    got = run_clipping(grads, 1.0)
+    for i, g in enumerate(got):
+        expect(
+            not np.isnan(np.asarray(g)).any(),
+            "grad_clipping of all-zero gradients gave NaN: theta / 0 is inf "
+            "and min(1, inf) = 1; avoid 0 * inf or 0 / 0.",
+        )
+        expect_close(g, grads[i], "grad_clipping of zero gradients", tol=EXACT)
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize(
+    "prefix,num_preds",
+    [("abc d", 6), ("e", 5), ("cab", 0)],
+    ids=["prefix5", "prefix1", "no_preds"],
+)
+def test_predict_matches_reference(rng, prefix, num_preds):
+    weights = _weights(rng, scale=1.2)
+    got = run_predict(prefix, num_preds, weights)
+    index = {tok: i for i, tok in enumerate(VOCAB)}
+    expected = ref_predict(prefix, num_preds, weights)
+    text = "".join(VOCAB[int(i)] for i in expected)
+    expect(
+        isinstance(got, str) and len(got) == len(prefix) + num_preds,
+        f"predict({prefix!r}, {num_preds}) should return the prefix and "
+        f"{num_preds} more tokens ({len(prefix) + num_preds} characters), "
+        f"got {got!r}.",
+    )
+    expect_close(
+        np.array([index.get(c, -1) for c in got], dtype=np.float64),
+        expected,
+        f"predict({prefix!r}, {num_preds}) as token indices: expected "
+        f"{text!r}, got {got!r}",
+        tol=EXACT,
+        diagnoses=_diagnoses(
+            ref_predict,
+            prefix,
+            num_preds,
+            weights,
+            mistakes=(NO_WARMUP, PREDICT_STATE_NOT_CARRIED),
+        ),
+    )
+
+
+@pytest.mark.points(2)
+def test_training_smoke(rng):
+    """An untrained RNNScratch (weights ~ N(0, 0.01)) guesses uniformly, so
+    its perplexity is about V (d2l); 8 SGD steps with clipping lower it."""
+    eval_batches = _text_batches(rng, 2)
+    before, after = run_training(eval_batches, _text_batches(rng, 8, t=5))
+    n = len(VOCAB_TRAIN)
+    expect(
+        abs(before - n) < 0.5,
+        f"the untrained RNNScratch should have perplexity about V = {n} "
+        f"(uniform guesses), got {before:.3f}.",
+    )
+    expect(
+        after < before - 2.0,
+        f"8 training steps should lower the perplexity: {before:.2f} -> "
+        f"{after:.2f}.",
+    )

@@ -1,0 +1,363 @@
+"""Grader for lesson 09: `RNNModel` on keras.layers.SimpleRNN.
+
+Sizes: B=2 sequences, T=3 steps, V=7 tokens, U=5 hidden units, E=4
+embedding size. The checks copy the grader's weights into the model's
+SimpleRNN (kernel, recurrent_kernel, bias), Dense and Embedding, and compare
+with the grader's own float64 NumPy RNN:
+`H_t = tanh(X_t K + H_{t-1} R + b)`, logits `H_t W + c`.
+"""
+
+import numpy as np
+import pytest
+
+from graders._contract import gradient_check
+from graders._contract import layer_contract
+from graders._judge import Mistake
+from graders._judge import expect
+from graders._judge import expect_close
+from graders._judge import expect_shape
+from graders._probe import Lesson
+from graders._tol import GRAD
+
+lesson = Lesson("l09_rnn_concise")
+B, T, V, U, E = 2, 3, 7, 5, 4
+
+# ---------------------------------------------------------------- mistakes
+INITIAL_STATE_IGNORED = Mistake(
+    "initial_state_ignored",
+    "the state passed in never reaches the SimpleRNN, so every call starts "
+    "from zeros: pass it as initial_state=state.",
+)
+NOT_PROJECTED = Mistake(
+    "outputs_not_projected",
+    "the model returns the RNN's hidden outputs (B, T, U), not logits over "
+    "the vocabulary: apply the Dense(V) layer to them.",
+)
+SOFTMAX_IN_MODEL = Mistake(
+    "softmax_in_model",
+    "the model returns probabilities (a softmax after the Dense): return "
+    "logits and let the loss (from_logits=True) do the softmax.",
+)
+MISTAKES = (INITIAL_STATE_IGNORED, NOT_PROJECTED, SOFTMAX_IN_MODEL)
+
+
+# --------------------------------------------------- float64 references
+def ref_model(X, h0, weights, embedding=None, mistake=None):
+    """(logits (B, T, V), state (B, U)) in float64."""
+    K, R, b, W, c = (np.asarray(w, np.float64) for w in weights)
+    X = np.asarray(X, dtype=int)
+    features = (
+        np.eye(V)[X]
+        if embedding is None
+        else np.asarray(embedding, np.float64)[X]
+    )
+    H = np.zeros((X.shape[0], U))
+    if h0 is not None and mistake is not INITIAL_STATE_IGNORED:
+        H = np.asarray(h0, np.float64)
+    hidden = []
+    for t in range(X.shape[1]):
+        H = np.tanh(features[:, t] @ K + H @ R + b)
+        hidden.append(H)
+    hidden = np.stack(hidden, axis=1)  # (B, T, U)
+    if mistake is NOT_PROJECTED:
+        return hidden, H
+    logits = hidden @ W + c
+    if mistake is SOFTMAX_IN_MODEL:
+        e = np.exp(logits - logits.max(-1, keepdims=True))
+        logits = e / e.sum(-1, keepdims=True)
+    return logits, H
+
+
+def _diagnoses(X, h0, weights, embedding=None, part=0):
+    return {
+        m: (lambda m=m: ref_model(X, h0, weights, embedding, m)[part])
+        for m in MISTAKES
+    }
+
+
+# ------------------------------------------------------------------ probes
+def _model(m, X, weights, embedding=None, dtype=None):
+    kwargs = {"dtype": dtype} if dtype else {}
+    model = m.RNNModel(
+        V, U, embedding_dim=None if embedding is None else E, **kwargs
+    )
+    model(X)  # build
+    model.rnn.set_weights(weights[:3])
+    model.dense.set_weights(weights[3:])
+    if embedding is not None:
+        model.embedding.set_weights([embedding])
+    return model
+
+
+@lesson.probe
+def run_model(m, X, h0, weights, embedding=None):
+    return _model(m, X, weights, embedding)(X, h0)
+
+
+@lesson.probe
+def run_pieces(m, X, weights):
+    model = _model(m, X, weights)
+    full, state = model(X)
+    first, mid = model(X[:, :2], model.begin_state(X.shape[0]))
+    rest, last = model(X[:, 2:], mid)
+    return {
+        "full": full,
+        "state": state,
+        "pieces": np.concatenate([np.asarray(first), np.asarray(rest)], 1),
+        "last": last,
+    }
+
+
+@lesson.probe
+def run_contract(m, X, embedding_dim):
+    facts = layer_contract(
+        lambda: m.RNNModel(V, U, embedding_dim=embedding_dim),
+        [X],
+        symbolic=[(None,)],
+    )
+    errors = {}
+    for name, make in {
+        "vocab_size": lambda: m.RNNModel(0, U),
+        "num_hiddens": lambda: m.RNNModel(V, 0),
+        "embedding_dim": lambda: m.RNNModel(V, U, embedding_dim=-1),
+    }.items():
+        try:
+            make()
+            errors[name] = ""
+        except ValueError as exc:
+            errors[name] = str(exc)
+    facts["errors"] = errors
+    return facts
+
+
+@lesson.probe
+def run_gradient(m, X, h0, weights, probe_out, probe_state):
+    import keras
+
+    model = _model(m, X, weights, dtype="float64")
+
+    def f(h):
+        out, state = model(X, h)
+        return keras.ops.sum(out * probe_out) + keras.ops.sum(
+            state * probe_state
+        )
+
+    return gradient_check(f, h0)
+
+
+@lesson.probe
+def run_training(m, eval_batches, train_batches, vocab_size):
+    import keras
+    import tensorflow as tf
+
+    model = m.RNNModel(vocab_size, 24)
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    # global_clipnorm: Keras's grad_clipping (one norm over all gradients)
+    optimizer = keras.optimizers.SGD(1.0, global_clipnorm=1.0)
+
+    def evaluate():
+        return float(
+            np.mean([float(loss_fn(Y, model(X)[0])) for X, Y in eval_batches])
+        )
+
+    before = evaluate()
+    for X, Y in train_batches:
+        with tf.GradientTape() as tape:
+            loss = loss_fn(Y, model(X, training=True)[0])
+        grads = tape.gradient(loss, model.trainable_weights)
+        optimizer.apply(grads, model.trainable_weights)
+    return before, evaluate()
+
+
+# ------------------------------------------------------------------ inputs
+def _tokens(rng, b=B, t=T):
+    return rng.integers(0, V, size=(b, t)).astype("int32")
+
+
+def _weights(rng, features=V, scale=0.6):
+    return [
+        (rng.standard_normal((features, U)) * scale).astype("float32"),
+        (rng.standard_normal((U, U)) * scale).astype("float32"),
+        (rng.standard_normal(U) * 0.3).astype("float32"),
+        (rng.standard_normal((U, V)) * scale).astype("float32"),
+        (rng.standard_normal(V) * 0.3).astype("float32"),
+    ]
+
+
+TEXT = "the cat sat on the mat and the dog sat on the log " * 12
+CHARS = sorted(set(TEXT))
+
+
+def _text_batches(rng, n, b=8, t=6):
+    index = {c: i + 1 for i, c in enumerate(CHARS)}  # 0: unknown
+    corpus = np.array([index[c] for c in TEXT])
+    out = []
+    for _ in range(n):
+        starts = rng.integers(0, len(corpus) - t - 1, size=b)
+        out.append(
+            (
+                np.stack([corpus[s : s + t] for s in starts]),
+                np.stack([corpus[s + 1 : s + 1 + t] for s in starts]),
+            )
+        )
+    return out
+
+
+# ------------------------------------------------------------------ checks
+@pytest.mark.parametrize("inputs", ["one_hot", "embedding"], ids=str)
+def test_output_shapes(rng, inputs):
+    X = _tokens(rng)
+    embedding = (
+        rng.standard_normal((V, E)).astype("float32")
+        if inputs == "embedding"
+        else None
+    )
+    weights = _weights(rng, E if embedding is not None else V)
+    logits, state = run_model(X, None, weights, embedding)
+    expect_shape(logits, (B, T, V), f"RNNModel ({inputs}) logits")
+    expect_shape(state, (B, U), f"RNNModel ({inputs}) state")
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("state", ["none", "random"], ids=str)
+def test_matches_numpy_rnn_after_weight_transfer(rng, state):
+    X = _tokens(rng)
+    weights = _weights(rng)
+    h0 = (
+        None
+        if state == "none"
+        else rng.standard_normal((B, U)).astype("float32")
+    )
+    logits, new_state = run_model(X, h0, weights)
+    ref_logits, ref_state = ref_model(X, h0, weights)
+    expect_close(
+        logits,
+        ref_logits,
+        f"RNNModel logits (initial state {state}) vs the NumPy RNN",
+        diagnoses=_diagnoses(X, h0, weights),
+        hint="one-hot (B, T, V) -> SimpleRNN -> Dense(V) on every step.",
+    )
+    expect_close(
+        new_state,
+        ref_state,
+        f"RNNModel final state (initial state {state}) vs the NumPy RNN",
+        diagnoses=_diagnoses(X, h0, weights, part=1),
+    )
+
+
+@pytest.mark.points(2)
+def test_embedding_matches_numpy_rnn(rng):
+    X = _tokens(rng)
+    embedding = rng.standard_normal((V, E)).astype("float32")
+    weights = _weights(rng, features=E)
+    h0 = rng.standard_normal((B, U)).astype("float32")
+    logits, new_state = run_model(X, h0, weights, embedding)
+    expect_close(
+        logits,
+        ref_model(X, h0, weights, embedding)[0],
+        "RNNModel(embedding_dim=E) logits vs the NumPy RNN",
+        diagnoses=_diagnoses(X, h0, weights, embedding),
+        hint="with an embedding the RNN reads self.embedding(inputs), "
+        "(B, T, E), instead of one-hot vectors.",
+    )
+    expect_close(
+        new_state,
+        ref_model(X, h0, weights, embedding)[1],
+        "RNNModel(embedding_dim=E) final state vs the NumPy RNN",
+        diagnoses=_diagnoses(X, h0, weights, embedding, part=1),
+    )
+
+
+def test_state_carries_across_calls(rng):
+    """Three steps at once equal two steps and then one more from the
+    returned state: how state is carried across sequential minibatches."""
+    X = _tokens(rng)
+    weights = _weights(rng)
+    facts = run_pieces(X, weights)
+    expect_close(
+        facts["pieces"],
+        facts["full"],
+        "RNNModel logits: one call vs two calls carrying the state",
+        diagnoses={
+            INITIAL_STATE_IGNORED: lambda: np.concatenate(
+                [
+                    ref_model(X[:, :2], None, weights)[0],
+                    ref_model(X[:, 2:], None, weights)[0],
+                ],
+                axis=1,
+            )
+        },
+    )
+    expect_close(
+        facts["last"],
+        facts["state"],
+        "RNNModel final state: one call vs two calls",
+    )
+
+
+@pytest.mark.parametrize(
+    "embedding_dim", [None, E], ids=["one_hot", "embedding"]
+)
+def test_keras_layer_contract(rng, embedding_dim):
+    facts = run_contract(_tokens(rng), embedding_dim)
+    expect_shape(facts["output_shape"], (B, T, V), "RNNModel logits")
+    expect_shape(
+        facts["symbolic_shape"],
+        (None, None, V),
+        "RNNModel on keras.Input((None,)) (None batch and length)",
+    )
+    expected = 5 if embedding_dim is None else 6
+    expect(
+        facts["trainable"] == expected,
+        f"RNNModel should have {expected} trainable weights (SimpleRNN 3, "
+        f"Dense 2{', Embedding 1' if embedding_dim else ''}), has "
+        f"{facts['trainable']}.",
+    )
+    expect(
+        facts["config_roundtrip_diff"] == 0.0,
+        "RNNModel: from_config(get_config()) gives a different output.",
+    )
+    expect(
+        facts["grads_finite"] and facts["step_changes_weights"],
+        "RNNModel: some weight gets no or a non-finite gradient (is every "
+        "sublayer used?).",
+    )
+    for arg, message in facts["errors"].items():
+        expect(
+            arg in message,
+            f"a bad `{arg}` should raise ValueError naming it, got "
+            f"{message!r}.",
+        )
+
+
+@pytest.mark.points(2)
+def test_gradient_matches_centred_differences(rng):
+    X = _tokens(rng)
+    weights = [w.astype("float64") for w in _weights(rng)]
+    analytic, numeric = run_gradient(
+        X,
+        rng.standard_normal((B, U)),
+        weights,
+        rng.standard_normal((B, T, V)),
+        rng.standard_normal((B, U)),
+    )
+    expect_close(
+        analytic,
+        numeric,
+        "RNNModel (float64) d(loss)/d(initial state) vs centred differences",
+        tol=GRAD,
+    )
+
+
+@pytest.mark.points(2)
+def test_training_smoke(rng):
+    """A few SGD steps (lr 1, global_clipnorm 1) lower the loss."""
+    eval_batches = _text_batches(rng, 2)
+    before, after = run_training(
+        eval_batches, _text_batches(rng, 8, t=5), len(CHARS) + 1
+    )
+    expect(
+        after < before - 0.3,
+        f"8 training steps should lower the cross-entropy: {before:.3f} -> "
+        f"{after:.3f}.",
+    )

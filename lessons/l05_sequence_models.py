@@ -1,0 +1,168 @@
+# Your exercise file: replace each `raise NotImplementedError` below its
+# TODO with your code, then run `m2t grade l05`.
+# (Generated from solutions/l05_sequence_models.py by `m2t make-lessons`.)
+"""Lesson 05: sequence models (序列模型) and k-step-ahead prediction.
+
+Markov assumption (马尔可夫假设): the next value depends only on the last tau
+values, so an autoregressive model (自回归模型) regresses x_t on them:
+
+    x_t ~ f(x_{t-tau}, ..., x_{t-1})
+
+For a series x_1, ..., x_T (0-based `x[0] .. x[T-1]` in code) the examples are
+
+    features[j] = (x[j], x[j+1], ..., x[j+tau-1])      oldest first
+    labels[j]   =  x[j+tau]                           j = 0 .. T-tau-1
+
+so `features` is (T-tau, tau) and `labels` is (T-tau,); a label never
+appears in its own features row.
+
+k-step-ahead prediction (k步预测): predict x[t] from observations up to
+x[t-k] only. The model predicts one step, then takes its own prediction as
+the newest input, k times over; errors pile up, so the 64-step predictions
+of d2l's noisy sine collapse to a nearly constant line.
+
+Data: d2l's noisy sine `x_t = sin(0.01 t) + N(0, 0.2^2)`, T = 1000, tau = 4,
+the first 600 examples for training (`datasets.noisy_sine`).
+
+Reference: d2l 8.1 (9.1), "Sequence Models".
+"""
+
+import keras
+import numpy as np
+from keras import ops
+
+
+def _check_tau(tau: int, length: int) -> None:
+    if int(tau) != tau or tau <= 0:
+        raise ValueError(f"`tau` must be a positive int, got {tau!r}")
+    if tau >= length:
+        raise ValueError(
+            f"`tau` must be smaller than the series length {length}, "
+            f"got {tau!r}"
+        )
+
+
+def lagged_features(x, tau: int):
+    """The examples of an autoregressive model with window tau.
+
+    Args:
+        x: `(T,)` the series.
+        tau: int, the number of past values used as features.
+
+    Returns:
+        `(features, labels)`: `features (T - tau, tau)` with row j holding
+        `x[j], ..., x[j + tau - 1]` (oldest first), and `labels (T - tau,)`
+        with `labels[j] = x[j + tau]`, NumPy arrays of x's dtype.
+    """
+    x = np.asarray(x)
+    if x.ndim != 1:
+        raise ValueError(f"`x` must be a 1-D series, got shape {x.shape}")
+    _check_tau(tau, len(x))
+    # TODO(l05): n = T - tau examples. Column i of `features` is the slice
+    #   x[i : i + n] (the values i steps after each window's start): build
+    #   the tau columns and np.stack them on axis 1 -> (n, tau). The labels
+    #   are the values right after each window: x[tau:] -> (n,).
+    #   Return (features, labels). Our solution is about 4 lines.
+    raise NotImplementedError("l05: lagged_features")
+
+
+def autoregressive_mlp(tau: int = 4, num_hiddens: int = 10) -> keras.Model:
+    """d2l's autoregressive MLP: tau inputs, one ReLU hidden layer, 1 output.
+
+    Args:
+        tau: int, the window (input size).
+        num_hiddens: int, hidden units (d2l: 10).
+
+    Returns:
+        A `keras.Sequential` mapping `(N, tau)` to `(N, 1)`, built, with the
+        weights `[hidden kernel (tau, num_hiddens), hidden bias
+        (num_hiddens,), output kernel (num_hiddens, 1), output bias (1,)]`
+        (Glorot-uniform kernels, zero biases, as d2l's Xavier init).
+    """
+    for name, value in (("tau", tau), ("num_hiddens", num_hiddens)):
+        if int(value) != value or value <= 0:
+            raise ValueError(f"`{name}` must be a positive int, got {value!r}")
+    # TODO(l05): return keras.Sequential([...], name="autoregressive_mlp")
+    #   holding keras.Input(shape=(tau,)), a keras.layers.Dense with
+    #   num_hiddens units and a ReLU activation (name "hidden"), and a
+    #   Dense with 1 unit and no activation (name "output"): the output is
+    #   a real number that may be negative. (N, tau) -> (N, num_hiddens)
+    #   -> (N, 1). Our solution is about 8 lines.
+    raise NotImplementedError("l05: autoregressive_mlp")
+
+
+def k_step_predict(model, x, tau: int, k: int):
+    """k-step-ahead predictions, feeding the model's predictions back in.
+
+    Args:
+        model: maps `(N, tau)` windows (oldest first) to `(N, 1)`.
+        x: `(T,)` the observed series.
+        tau: int, the model's window.
+        k: int >= 1, how many steps ahead.
+
+    Returns:
+        `(T - tau - k + 1,)` NumPy array: entry j predicts `x[j + tau + k - 1]`
+        from the observations `x[j], ..., x[j + tau - 1]` and the model's own
+        k - 1 predictions after them. k = 1 is the one-step prediction
+        `model(features)` of `lagged_features(x, tau)`.
+    """
+    x = np.asarray(x)
+    _check_tau(tau, len(x))
+    if int(k) != k or k <= 0 or len(x) - tau - k + 1 <= 0:
+        raise ValueError(
+            f"`k` must be an int in [1, T - tau] = [1, {len(x) - tau}], "
+            f"got {k!r}"
+        )
+    # TODO(l05): n = T - tau - k + 1 windows; the first window of row j is
+    #   x[j : j + tau] (np.stack the column slices x[i : i + n] on axis 1 ->
+    #   (n, tau)). Then k times: pred = the model on the window, converted
+    #   with ops.convert_to_numpy and reshaped to (n,); the next window
+    #   drops its oldest column and appends `pred` as the newest one
+    #   (np.concatenate on axis 1 -> (n, tau)). Return the last `pred`.
+    #   Never feed in the true x after the first window: that would be a
+    #   one-step prediction. Our solution is about 7 lines.
+    raise NotImplementedError("l05: k_step_predict")
+
+
+def train_autoregressive_mlp(
+    x,
+    tau: int = 4,
+    n_train: int = 600,
+    epochs: int = 5,
+    batch_size: int = 16,
+    learning_rate: float = 0.01,
+):
+    """d2l's recipe: MSE, Adam(0.01), batches of 16, 5 epochs, 600 examples.
+
+    Returns:
+        `(model, losses)`: the trained model and the per-epoch training loss.
+    """
+    features, labels = lagged_features(x, tau)
+    model = autoregressive_mlp(tau)
+    model.compile(optimizer=keras.optimizers.Adam(learning_rate), loss="mse")
+    history = model.fit(
+        features[:n_train],
+        labels[:n_train],
+        batch_size=batch_size,
+        epochs=epochs,
+        verbose=0,
+    )
+    return model, history.history["loss"]
+
+
+def main() -> None:
+    """Train on the noisy sine and print the k-step prediction errors."""
+    import datasets
+
+    _, x = datasets.noisy_sine(T=1000, verbose=True)
+    tau = 4
+    model, losses = train_autoregressive_mlp(x, tau)
+    print("training loss per epoch:", [round(v, 4) for v in losses])
+    for k in (1, 4, 16, 64):
+        pred = k_step_predict(model, x, tau, k)
+        mse = float(np.mean((pred - x[tau + k - 1 :]) ** 2))
+        print(f"{k:2d}-step-ahead MSE: {mse:.4f}")
+
+
+if __name__ == "__main__":
+    main()
