@@ -1,0 +1,376 @@
+"""Grader for lesson 15: Nadaraya-Watson attention pooling.
+
+Sizes: T=3 queries and S=5 keys for the pooling checks; n=6 points for
+leave-one-out; n=8 training and 5 test inputs for prediction; the training
+run uses the lesson's data shape, n=50 points in [0, 5). Every axis has its
+own size, so a transpose cannot pass unnoticed.
+Conventions: weights softmax(-((q - k) w)^2 / 2) over the keys; leave-one-out
+row i holds every training point but the i-th, in order; the width is trained
+on the sum of squared errors by plain SGD, starting at 2.
+"""
+
+import numpy as np
+import pytest
+
+from graders._contract import gradient_check
+from graders._contract import layer_contract
+from graders._judge import Mistake
+from graders._judge import expect
+from graders._judge import expect_close
+from graders._judge import expect_shape
+from graders._probe import Lesson
+from graders._tol import EXACT
+from graders._tol import GRAD
+
+lesson = Lesson("l15_attention_pooling")
+T, S = 3, 5
+
+# ---------------------------------------------------------------- mistakes
+KERNEL_WRONG_SIGN = Mistake(
+    "kernel_wrong_sign",
+    "the scores are +(x - x_i)^2 / 2: the farthest keys then get the "
+    "largest weights. A Gaussian kernel decays with the distance: "
+    "-(x - x_i)^2 / 2.",
+)
+WIDTH_OUTSIDE_SQUARE = Mistake(
+    "width_outside_square",
+    "the width multiplies the squared distance, -(x - x_i)^2 w / 2; it "
+    "scales the distance before squaring: -((x - x_i) w)^2 / 2.",
+)
+SOFTMAX_OVER_QUERIES = Mistake(
+    "softmax_over_queries",
+    "the softmax runs over the queries (axis 0): each query's weights must "
+    "sum to 1 over the keys, the last axis.",
+)
+LOO_INCLUDES_SELF = Mistake(
+    "loo_includes_self",
+    "leave-one-out keeps point i among its own keys: it then predicts "
+    "itself, and the best width grows without bound.",
+)
+QUERIES_ARE_TRAINING_INPUTS = Mistake(
+    "queries_are_training_inputs",
+    "the predictions are made at the training inputs: the queries are the "
+    "test inputs, the keys and values the training pairs.",
+)
+MISTAKES = (
+    KERNEL_WRONG_SIGN,
+    WIDTH_OUTSIDE_SQUARE,
+    SOFTMAX_OVER_QUERIES,
+    LOO_INCLUDES_SELF,
+    QUERIES_ARE_TRAINING_INPUTS,
+)
+POOL_MISTAKES = (KERNEL_WRONG_SIGN, WIDTH_OUTSIDE_SQUARE, SOFTMAX_OVER_QUERIES)
+
+
+# --------------------------------------------------- float64 references
+def _softmax(x, axis=-1):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def ref_pool(queries, keys, values, width=1.0, mistake=None):
+    """(predictions (T,), weights (T, S)) in float64."""
+    q = np.asarray(queries, np.float64)
+    diff = q[:, None] - np.asarray(keys, np.float64)
+    if mistake is WIDTH_OUTSIDE_SQUARE:
+        scores = -(diff**2) * width / 2
+    else:
+        scores = -((diff * width) ** 2) / 2
+    if mistake is KERNEL_WRONG_SIGN:
+        scores = -scores
+    axis = 0 if mistake is SOFTMAX_OVER_QUERIES else -1
+    weights = _softmax(scores, axis=axis)
+    values = np.broadcast_to(np.asarray(values, np.float64), weights.shape)
+    return (weights * values).sum(-1), weights
+
+
+def ref_leave_one_out(x, y, mistake=None):
+    n = len(x)
+    if mistake is LOO_INCLUDES_SELF:
+        return np.tile(x, (n, 1)), np.tile(y, (n, 1))
+    keep = ~np.eye(n, dtype=bool)
+    return np.tile(x, (n, 1))[keep].reshape(n, n - 1), np.tile(y, (n, 1))[
+        keep
+    ].reshape(n, n - 1)
+
+
+def ref_predict(x_train, y_train, x_test, width=1.0, mistake=None):
+    queries = x_train if mistake is QUERIES_ARE_TRAINING_INPUTS else x_test
+    return ref_pool(queries, x_train, y_train, width, mistake)
+
+
+def ref_loo_loss(x, y, width, mistake=None):
+    keys, values = ref_leave_one_out(x, y, mistake)
+    predictions, _ = ref_pool(x, keys, values, width, mistake)
+    return float(((predictions - np.asarray(y, np.float64)) ** 2).sum())
+
+
+def ref_fit(x, y, epochs=5, learning_rate=0.5, width=2.0, mistake=None):
+    """(width, losses) of full-batch gradient descent, in float64."""
+    losses = []
+    for _ in range(epochs):
+        losses.append(ref_loo_loss(x, y, width, mistake))
+        eps = 1e-6
+        grad = (
+            ref_loo_loss(x, y, width + eps, mistake)
+            - ref_loo_loss(x, y, width - eps, mistake)
+        ) / (2 * eps)
+        width = width - learning_rate * grad
+    return width, losses
+
+
+def _diagnoses(reference, *args, mistakes=MISTAKES, part=None):
+    """Mistake -> a function computing that mistake's output on `args`."""
+
+    def output(mistake):
+        out = reference(*args, mistake=mistake)
+        return out if part is None else out[part]
+
+    return {m: (lambda m=m: output(m)) for m in mistakes}
+
+
+# ------------------------------------------------------------------ probes
+@lesson.probe
+def run_pool(m, queries, keys, values, width=1.0):
+    return m.attention_pool(queries, keys, values, width)
+
+
+@lesson.probe
+def run_leave_one_out(m, x, y):
+    return m.leave_one_out(x, y)
+
+
+@lesson.probe
+def run_predict(m, x_train, y_train, x_test, width=1.0):
+    return m.nw_predict(x_train, y_train, x_test, width)
+
+
+@lesson.probe
+def run_layer(m, queries, keys, values):
+    layer = m.NWKernelRegression(initial_width=1.5)
+    facts = layer_contract(
+        lambda: m.NWKernelRegression(initial_width=1.5),
+        [queries, keys, values],
+        symbolic=[(), keys.shape[1:], values.shape[1:]],
+    )
+    out, weights = layer(queries, keys, values, return_attention_weights=True)
+    return out, weights, facts
+
+
+@lesson.probe
+def run_gradient(m, x, y, width):
+    import keras
+
+    keys, values = m.leave_one_out(x, y)
+
+    def loss(w):
+        predictions, _ = m.attention_pool(x, keys, values, w)
+        return keras.ops.sum((predictions - y) ** 2)
+
+    return gradient_check(loss, width)
+
+
+@lesson.probe
+def run_fit(m, x_train, y_train, x_test):
+    width, losses = m.fit_width(x_train, y_train)
+    plain, _ = m.nw_predict(x_train, y_train, x_test)
+    learned, _ = m.nw_predict(x_train, y_train, x_test, width)
+    return width, losses, plain, learned
+
+
+# ------------------------------------------------------------------ inputs
+def _pool_inputs(rng, per_query_keys):
+    queries = rng.uniform(0, 5, T).astype("float32")
+    shape = (T, S) if per_query_keys else (S,)
+    keys = rng.uniform(0, 5, shape).astype("float32")
+    values = rng.standard_normal(shape).astype("float32")
+    return queries, keys, values
+
+
+def _data(rng, n):
+    """The lesson's data: y = 2 sin x + x^0.8 + N(0, 0.5^2)."""
+    x = np.sort(rng.uniform(0, 5, n)).astype("float32")
+    y = (2 * np.sin(x) + x**0.8 + rng.normal(0, 0.5, n)).astype("float32")
+    return x, y
+
+
+# ------------------------------------------------------------------ checks
+@pytest.mark.points(2)
+@pytest.mark.parametrize("per_query", [False, True], ids=["keys_S", "keys_TS"])
+def test_nonparametric_pooling(rng, per_query):
+    queries, keys, values = _pool_inputs(rng, per_query)
+    predictions, weights = run_pool(queries, keys, values)
+    ref_pred, ref_weights = ref_pool(queries, keys, values)
+    args = (queries, keys, values, 1.0)
+    expect_close(
+        weights,
+        ref_weights,
+        "attention_pool weights (T, S), width 1",
+        diagnoses=_diagnoses(ref_pool, *args, mistakes=POOL_MISTAKES, part=1),
+        hint="softmax(-(q - k)^2 / 2) over the keys.",
+    )
+    expect_close(
+        predictions,
+        ref_pred,
+        "attention_pool predictions (T,)",
+        diagnoses=_diagnoses(ref_pool, *args, mistakes=POOL_MISTAKES, part=0),
+        hint="the sum over the keys of weights * values.",
+    )
+
+
+def test_nearest_key_gets_the_largest_weight(rng):
+    queries, keys, values = _pool_inputs(rng, per_query_keys=False)
+    _, weights = run_pool(queries, keys, values)
+    weights = np.asarray(weights, np.float64)
+    nearest = np.abs(queries[:, None] - keys).argmin(-1)
+    expect(
+        weights.shape == (T, S)
+        and np.all(weights >= 0)
+        and np.allclose(weights.sum(-1), 1.0, atol=1e-5)
+        and np.array_equal(weights.argmax(-1), nearest),
+        "each query's weights must be a distribution over the keys (>= 0, "
+        f"summing to 1) whose largest entry is the nearest key {nearest}; "
+        f"got row sums {np.round(weights.sum(-1), 4)} and largest entries "
+        f"at {weights.argmax(-1)}.",
+        got=weights,
+        diagnoses=_diagnoses(
+            ref_pool, queries, keys, values, mistakes=POOL_MISTAKES, part=1
+        ),
+    )
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("width", [0.5, 3.0], ids=["w_0.5", "w_3"])
+def test_pooling_with_a_width(rng, width):
+    queries, keys, values = _pool_inputs(rng, per_query_keys=True)
+    predictions, weights = run_pool(queries, keys, values, width)
+    args = (queries, keys, values, width)
+    expect_close(
+        weights,
+        ref_pool(*args)[1],
+        f"attention_pool weights with width {width}",
+        diagnoses=_diagnoses(ref_pool, *args, mistakes=POOL_MISTAKES, part=1),
+        hint="softmax(-((q - k) w)^2 / 2): w scales the distance.",
+    )
+    expect_close(
+        predictions,
+        ref_pool(*args)[0],
+        f"attention_pool predictions with width {width}",
+        diagnoses=_diagnoses(ref_pool, *args, mistakes=POOL_MISTAKES, part=0),
+    )
+
+
+@pytest.mark.points(2)
+def test_leave_one_out(rng):
+    x, y = _data(rng, 6)
+    keys, values = run_leave_one_out(x, y)
+    want_keys, want_values = ref_leave_one_out(x, y)
+    expect_close(
+        keys,
+        want_keys,
+        "leave_one_out keys (n, n - 1), n = 6",
+        tol=EXACT,
+        diagnoses={
+            LOO_INCLUDES_SELF: ref_leave_one_out(x, y, LOO_INCLUDES_SELF)[0]
+        },
+        hint="row i: every training input but x[i], in order.",
+    )
+    expect_close(
+        values,
+        want_values,
+        "leave_one_out values (n, n - 1)",
+        tol=EXACT,
+        diagnoses={
+            LOO_INCLUDES_SELF: ref_leave_one_out(x, y, LOO_INCLUDES_SELF)[1]
+        },
+    )
+
+
+@pytest.mark.points(2)
+def test_prediction_queries_are_the_test_inputs(rng):
+    x_train, y_train = _data(rng, 8)
+    x_test = np.arange(0.3, 5.0, 1.0).astype("float32")  # 5 test inputs
+    predictions, weights = run_predict(x_train, y_train, x_test, 2.5)
+    args = (x_train, y_train, x_test, 2.5)
+    expect_close(
+        weights,
+        ref_predict(*args)[1],
+        "nw_predict weights (5 test inputs, 8 training pairs)",
+        diagnoses=_diagnoses(ref_predict, *args, part=1),
+    )
+    expect_close(
+        predictions,
+        ref_predict(*args)[0],
+        "nw_predict predictions at the 5 test inputs",
+        diagnoses=_diagnoses(ref_predict, *args, part=0),
+    )
+
+
+def test_layer_with_learned_width(rng):
+    queries, keys, values = _pool_inputs(rng, per_query_keys=True)
+    out, weights, facts = run_layer(queries, keys, values)
+    args = (queries, keys, values, 1.5)
+    expect_close(
+        out,
+        ref_pool(*args)[0],
+        "NWKernelRegression(initial_width=1.5) predictions",
+        diagnoses=_diagnoses(ref_pool, *args, mistakes=POOL_MISTAKES, part=0),
+    )
+    expect_shape(facts["symbolic_shape"], (None,), "on keras.Input")
+    expect(
+        facts["trainable"] == 1,
+        f"NWKernelRegression has one weight, w; found {facts['trainable']}.",
+    )
+    expect(
+        facts["config_roundtrip_diff"] == 0.0
+        and facts["grads_finite"]
+        and facts["step_changes_weights"],
+        "NWKernelRegression: from_config(get_config()) must give the same "
+        "output and w must get a finite gradient.",
+    )
+
+
+@pytest.mark.points(2)
+def test_gradient_of_the_leave_one_out_loss(rng):
+    x, y = _data(rng, 7)
+    analytic, numeric = run_gradient(
+        x.astype("float64"), y.astype("float64"), np.array([1.7])
+    )
+    expect_close(
+        analytic,
+        numeric,
+        "d(leave-one-out loss)/d(w) vs centred differences",
+        tol=GRAD,
+    )
+
+
+@pytest.mark.points(3)
+def test_fit_width_by_leave_one_out(rng):
+    x_train, y_train = _data(rng, 50)
+    x_test = np.arange(0.0, 5.0, 0.1).astype("float32")
+    width, losses, plain, learned = run_fit(x_train, y_train, x_test)
+    want_width, want_losses = ref_fit(x_train, y_train)
+    expect_close(
+        np.array(losses),
+        np.array(want_losses),
+        "fit_width losses (sum of squared errors at the start of each epoch)",
+        diagnoses=_diagnoses(ref_fit, x_train, y_train, part=1),
+        hint="predict each x_i from the other points, loss sum (f - y)^2, "
+        "plain SGD with learning rate 0.5.",
+    )
+    expect_close(
+        np.array(width),
+        np.array(want_width),
+        "the learned width after 5 epochs",
+        diagnoses=_diagnoses(ref_fit, x_train, y_train, part=0),
+    )
+    truth = 2 * np.sin(x_test) + x_test**0.8
+    errors = [
+        float(np.mean((np.asarray(p) - truth) ** 2)) for p in (plain, learned)
+    ]
+    expect(
+        errors[1] < errors[0],
+        "the learned width should predict the noise-free test curve better "
+        f"than w = 1: mean squared errors {errors[0]:.4f} (w = 1) and "
+        f"{errors[1]:.4f} (w = {width:.3f}).",
+    )

@@ -1,0 +1,369 @@
+"""Grader for lesson 17: the Bahdanau attention decoder.
+
+Sizes: B=2 sequences, T=3 target steps, S=5 source steps, E=7 embedding,
+Hd=8 hidden, L=2 GRU layers, V=11 target words. Every axis has its own size,
+so a transpose cannot pass unnoticed.
+Conventions: the query of step t is the previous state of the top GRU layer;
+the first GRU layer's input is [context, embedding]; GRU cells are Keras's
+with reset_after=False (blocks [z | r | h]); the state is batch-first
+(B, L, Hd); source positions >= valid_len get weight exactly 0.
+"""
+
+import numpy as np
+import pytest
+
+from graders._contract import layer_contract
+from graders._judge import Mistake
+from graders._judge import expect
+from graders._judge import expect_close
+from graders._judge import expect_shape
+from graders._probe import Lesson
+
+lesson = Lesson("l17_bahdanau_attention")
+B, T, S, E, HD, L, V = 2, 3, 5, 7, 8, 2, 11
+VALID = np.array([2, 4], dtype="int32")
+
+# ---------------------------------------------------------------- mistakes
+QUERY_CURRENT_STATE = Mistake(
+    "query_current_state",
+    "the attention of step t uses the state step t computes (s_t) as its "
+    "query: Bahdanau's query is the previous state s_{t-1}, which decides "
+    "the context that produces step t.",
+)
+QUERY_BOTTOM_LAYER = Mistake(
+    "query_bottom_layer",
+    "the query is the bottom GRU layer's state: use the top layer's, "
+    "hidden[:, -1].",
+)
+NO_SOURCE_MASK = Mistake(
+    "no_source_mask",
+    "the attention ignores enc_valid_lens, so the decoder attends to the "
+    "source's padding.",
+)
+CONCAT_ORDER_SWAPPED = Mistake(
+    "concat_order_swapped",
+    "the GRU input is [embedding, context]; this course (and d2l) "
+    "concatenates the context first: [context, embedding].",
+)
+MISTAKES = (
+    QUERY_CURRENT_STATE,
+    QUERY_BOTTOM_LAYER,
+    NO_SOURCE_MASK,
+    CONCAT_ORDER_SWAPPED,
+)
+
+
+# --------------------------------------------------- float64 references
+def _sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def _softmax(x):
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def ref_gru(x, h, kernel, recurrent, bias):
+    """One GRU step, Keras layout, reset gate before the recurrent matmul."""
+    u = h.shape[-1]
+    xz, xr, xh = np.split(x @ kernel + bias, 3, axis=-1)
+    z = _sigmoid(xz + h @ recurrent[:, :u])
+    r = _sigmoid(xr + h @ recurrent[:, u : 2 * u])
+    candidate = np.tanh(xh + (r * h) @ recurrent[:, 2 * u :])
+    return z * h + (1 - z) * candidate
+
+
+def ref_attend(query, enc, valid_lens, p, mistake=None):
+    """(context (B, Hd), weights (B, S)) of additive attention."""
+    features = np.tanh((query @ p["W_q"])[:, None, :] + enc @ p["W_k"])
+    scores = (features @ p["w_v"])[..., 0]  # (B, S)
+    if valid_lens is None or mistake is NO_SOURCE_MASK:
+        weights = _softmax(scores)
+    else:
+        keep = np.arange(scores.shape[-1]) < np.asarray(valid_lens)[:, None]
+        weights = _softmax(np.where(keep, scores, -1e9)) * keep
+    return np.einsum("bs,bsh->bh", weights, enc), weights
+
+
+def ref_decoder(tokens, enc, hidden, valid_lens, p, mistake=None):
+    """(logits (B, T, V), final state (B, L, Hd), weights (B, T, S))."""
+    enc = np.asarray(enc, np.float64)
+    states = [np.asarray(hidden[:, i], np.float64) for i in range(L)]
+    embedded = np.asarray(p["embedding"], np.float64)[tokens]  # (B, T, E)
+    outputs, all_weights = [], []
+    for t in range(tokens.shape[1]):
+        query = states[0 if mistake is QUERY_BOTTOM_LAYER else -1]
+        context, weights = ref_attend(query, enc, valid_lens, p, mistake)
+        parts = [context, embedded[:, t]]
+        if mistake is CONCAT_ORDER_SWAPPED:
+            parts = parts[::-1]
+        x = np.concatenate(parts, axis=-1)
+        for i in range(L):
+            x = ref_gru(x, states[i], *p["gru"][i])
+            states[i] = x
+        if mistake is QUERY_CURRENT_STATE:
+            _, weights = ref_attend(states[-1], enc, valid_lens, p, mistake)
+        outputs.append(x)
+        all_weights.append(weights)
+    kernel, bias = p["dense"]
+    logits = np.stack(outputs, axis=1) @ kernel + bias
+    return logits, np.stack(states, axis=1), np.stack(all_weights, axis=1)
+
+
+def _diagnoses(reference, *args, mistakes=MISTAKES, part=None):
+    """Mistake -> a function computing that mistake's output on `args`."""
+
+    def output(mistake):
+        out = reference(*args, mistake=mistake)
+        return out if part is None else out[part]
+
+    return {m: (lambda m=m: output(m)) for m in mistakes}
+
+
+# ------------------------------------------------------------------ probes
+def _randomize(layer, seed):
+    """Random weights with unit-variance outputs (biases near 0)."""
+    rng = np.random.default_rng(seed)
+    for w in layer.weights:
+        shape = tuple(w.shape)
+        if w.name == "bias":
+            value = 0.2 * rng.standard_normal(shape)
+        elif w.name == "embeddings":
+            value = rng.standard_normal(shape)
+        else:
+            value = rng.standard_normal(shape) / np.sqrt(shape[0])
+        w.assign(value.astype(w.dtype))
+
+
+def _params(dec):
+    def arrays(layer):
+        return [np.array(w) for w in layer.weights]
+
+    return {
+        "embedding": np.array(dec.embedding.embeddings),
+        "W_q": np.array(dec.W_q.kernel),
+        "W_k": np.array(dec.W_k.kernel),
+        "w_v": np.array(dec.w_v.kernel),
+        "gru": [arrays(cell) for cell in dec.cells],
+        "dense": arrays(dec.dense),
+    }
+
+
+def _decoder(m, tokens, enc, hidden, valid_lens, dropout=0.0):
+    dec = m.Seq2SeqAttentionDecoder(V, E, HD, L, dropout=dropout)
+    dec(tokens, enc, hidden, valid_lens)
+    _randomize(dec, 1)
+    return dec
+
+
+@lesson.probe
+def run_decoder(m, tokens, enc, hidden, valid_lens):
+    dec = _decoder(m, tokens, enc, hidden, valid_lens)
+    logits, state, weights = dec(tokens, enc, hidden, valid_lens)
+    return logits, state, weights, _params(dec)
+
+
+@lesson.probe
+def run_changed_token(m, tokens, changed, enc, hidden, valid_lens):
+    dec = _decoder(m, tokens, enc, hidden, valid_lens)
+    first = dec(tokens, enc, hidden, valid_lens)
+    return first, dec(changed, enc, hidden, valid_lens), _params(dec)
+
+
+@lesson.probe
+def run_steps(m, tokens, enc, hidden, valid_lens, longer):
+    """The full pass; one token at a time, passing the state on; and the
+    same layer on a longer target."""
+    dec = _decoder(m, tokens, enc, hidden, valid_lens)
+    full = dec(tokens, enc, hidden, valid_lens)
+    state, steps = hidden, []
+    for t in range(tokens.shape[1]):
+        logits, state, _ = dec(tokens[:, t : t + 1], enc, state, valid_lens)
+        steps.append(logits)
+    longer_logits = dec(longer, enc, hidden, valid_lens)[0]
+    return full, steps, state, longer_logits, _params(dec)
+
+
+@lesson.probe
+def run_dropout(m, tokens, enc, hidden, valid_lens):
+    dec = _decoder(m, tokens, enc, hidden, valid_lens, dropout=0.5)
+    return (
+        dec(tokens, enc, hidden, valid_lens, training=False)[0],
+        dec(tokens, enc, hidden, valid_lens, training=False)[0],
+        dec(tokens, enc, hidden, valid_lens, training=True)[0],
+    )
+
+
+@lesson.probe
+def run_contract(m, tokens, enc, hidden, valid_lens):
+    facts = layer_contract(
+        lambda: m.Seq2SeqAttentionDecoder(V, E, HD, L, dropout=0.1),
+        [tokens, enc, hidden, valid_lens],
+        symbolic=[(None,), (None, HD), (L, HD), None],
+    )
+    errors = {}
+    for name, make in {
+        "num_hiddens": lambda: m.Seq2SeqAttentionDecoder(V, E, 0),
+        "num_layers": lambda: m.Seq2SeqAttentionDecoder(V, E, HD, 1.5),
+        "dropout": lambda: m.Seq2SeqAttentionDecoder(V, E, HD, dropout=1.0),
+    }.items():
+        try:
+            make()
+            errors[name] = ""
+        except ValueError as exc:
+            errors[name] = str(exc)
+    facts["errors"] = errors
+    return facts
+
+
+# ------------------------------------------------------------------ inputs
+def _inputs(rng, steps=T):
+    tokens = rng.integers(0, V, (B, steps)).astype("int32")
+    enc = rng.standard_normal((B, S, HD)).astype("float32")
+    hidden = rng.standard_normal((B, L, HD)).astype("float32")
+    return tokens, enc, hidden
+
+
+# ------------------------------------------------------------------ checks
+@pytest.mark.points(4)
+@pytest.mark.parametrize("masked", [True, False], ids=["valid_lens", "no_mask"])
+def test_decoder_matches_reference(rng, masked):
+    tokens, enc, hidden = _inputs(rng)
+    valid = VALID if masked else None
+    logits, state, weights, params = run_decoder(tokens, enc, hidden, valid)
+    args = (tokens, enc, hidden, valid, params)
+    ref_logits, ref_state, ref_weights = ref_decoder(*args)
+    expect_close(
+        weights,
+        ref_weights,
+        "attention weights of every step (B, T, S)",
+        diagnoses=_diagnoses(ref_decoder, *args, part=2),
+        hint="step t attends with the previous top-layer state as the query.",
+    )
+    expect_close(
+        logits,
+        ref_logits,
+        "decoder logits (B, T, V)",
+        diagnoses=_diagnoses(ref_decoder, *args, part=0),
+        hint="GRU input [context, embedding]; logits = dense(top state).",
+    )
+    expect_close(
+        state,
+        ref_state,
+        "the state after the last step (B, L, Hd)",
+        diagnoses=_diagnoses(ref_decoder, *args, part=1),
+    )
+
+
+def test_masked_source_positions_get_zero_weight(rng):
+    tokens, enc, hidden = _inputs(rng)
+    _, _, weights, params = run_decoder(tokens, enc, hidden, VALID)
+    weights = np.asarray(weights, np.float64)
+    masked = np.arange(S)[None, None, :] >= VALID[:, None, None]
+    masked = np.broadcast_to(masked, weights.shape)
+    expect(
+        np.all(weights[masked] == 0.0)
+        and np.allclose(weights.sum(-1), 1.0, atol=1e-5),
+        "attention weights must be exactly 0 at source positions >= "
+        f"valid_len {VALID.tolist()} and sum to 1; got max "
+        f"{np.abs(weights[masked]).max():.3g} there and row sums "
+        f"{np.round(weights.sum(-1), 4).tolist()}.",
+        got=weights,
+        diagnoses=_diagnoses(
+            ref_decoder, tokens, enc, hidden, VALID, params, part=2
+        ),
+    )
+
+
+@pytest.mark.points(2)
+def test_query_is_the_previous_state(rng):
+    """Changing the token at step 1 changes nothing at step 0, and leaves the
+    attention of step 1 alone (its query s_0 came before the token); the
+    attention of step 2 does change."""
+    tokens, enc, hidden = _inputs(rng)
+    changed = tokens.copy()
+    changed[:, 1] = (changed[:, 1] + 3) % V
+    (logits, _, weights), (logits2, _, weights2), params = run_changed_token(
+        tokens, changed, enc, hidden, VALID
+    )
+    moved = np.abs(weights2 - weights).astype(np.float64).max(axis=(0, 2))
+    expect_close(
+        logits2[:, 0],
+        logits[:, 0],
+        "step 0's logits after changing the token of step 1",
+    )
+    expect(
+        moved[0] <= 1e-6 and moved[1] <= 1e-6 and moved[2] > 1e-4,
+        "the attention of steps 0 and 1 must not depend on step 1's token "
+        "(their queries are s_-1 and s_0), that of step 2 must; max change "
+        f"per step: {np.round(moved, 6).tolist()}.",
+        got=weights2,
+        diagnoses=_diagnoses(
+            ref_decoder, changed, enc, hidden, VALID, params, part=2
+        ),
+    )
+
+
+@pytest.mark.points(2)
+def test_step_by_step_equals_full_pass_and_any_length(rng):
+    tokens, enc, hidden = _inputs(rng)
+    longer = rng.integers(0, V, (B, 7)).astype("int32")
+    (logits, state, _), steps, step_state, long_logits, params = run_steps(
+        tokens, enc, hidden, VALID, longer
+    )
+    expect_close(
+        np.concatenate(steps, axis=1),
+        logits,
+        "decoding one token at a time (passing the state on) vs all T at once",
+    )
+    expect_close(step_state, state, "the state after the last single step")
+    expect_close(
+        long_logits,
+        ref_decoder(longer, enc, hidden, VALID, params)[0],
+        "the same decoder on a target of 7 steps",
+        diagnoses=_diagnoses(
+            ref_decoder, longer, enc, hidden, VALID, params, part=0
+        ),
+        hint="no fixed number of steps inside the layer.",
+    )
+
+
+def test_dropout_only_in_training(rng):
+    tokens, enc, hidden = _inputs(rng)
+    first, second, trained = run_dropout(tokens, enc, hidden, VALID)
+    expect_close(second, first, "the decoder called twice, training=False")
+    expect(
+        not np.allclose(trained, first),
+        "with dropout=0.5 and training=True the logits should differ from "
+        "inference; pass `training` to the dropout layers.",
+    )
+
+
+def test_keras_layer_contract(rng):
+    tokens, enc, hidden = _inputs(rng)
+    facts = run_contract(tokens, enc, hidden, VALID)
+    expect_shape(facts["output_shape"], (B, T, V), "decoder logits")
+    expect_shape(
+        facts["symbolic_shape"],
+        (None, None, V),
+        "decoder logits on keras.Input (None batch and lengths)",
+    )
+    expect(
+        facts["trainable"] == 1 + 3 + 3 * L + 2,
+        f"the decoder should have {1 + 3 + 3 * L + 2} trainable weights "
+        f"(embedding, W_q, W_k, w_v, 3 per GRU layer, dense kernel and "
+        f"bias), has {facts['trainable']}.",
+    )
+    expect(
+        facts["config_roundtrip_diff"] == 0.0,
+        "from_config(get_config()) gives a different output.",
+    )
+    expect(
+        facts["grads_finite"] and facts["step_changes_weights"],
+        "some weight gets no or a non-finite gradient.",
+    )
+    for arg, message in facts["errors"].items():
+        expect(
+            f"`{arg}`" in message,
+            f"bad `{arg}` should raise ValueError naming it, got {message!r}.",
+        )

@@ -1,0 +1,290 @@
+"""Grader for lesson 19: sinusoidal positional encoding and the rotation
+that shifts it.
+
+Sizes: B=2 sequences, T=3 positions, D=8 features, tables of L=50 rows.
+Every axis has its own size, so a transpose cannot pass unnoticed.
+Conventions: interleaved, P[i, 2j] = sin(i / 10000^(2j/D)),
+P[i, 2j+1] = cos(i / 10000^(2j/D)); P[i + d] = P[i] @ M(d) with M(d) block
+diagonal, block j = [[cos(d w_j), -sin(d w_j)], [sin(d w_j), cos(d w_j)]].
+"""
+
+import numpy as np
+import pytest
+
+from graders._contract import layer_contract
+from graders._judge import Mistake
+from graders._judge import expect
+from graders._judge import expect_close
+from graders._judge import expect_shape
+from graders._probe import Lesson
+from graders._tol import EXACT
+from graders._tol import F32
+
+lesson = Lesson("l19_self_attention_positional_encoding")
+B, T, D, L = 2, 3, 8, 50
+
+# ---------------------------------------------------------------- mistakes
+SIN_COS_SWAPPED = Mistake(
+    "sin_cos_swapped",
+    "cos is in the even columns and sin in the odd ones: P[i, 2j] = "
+    "sin(i w_j), P[i, 2j+1] = cos(i w_j), so position 0 is [0, 1, 0, 1, ...].",
+)
+HALVES_NOT_INTERLEAVED = Mistake(
+    "halves_not_interleaved",
+    "the sines fill the first D/2 columns and the cosines the last D/2 "
+    "(the TensorFlow tutorial's layout); this course interleaves them: "
+    "sin in column 2j, cos in column 2j+1.",
+)
+EXPONENT_NOT_2J = Mistake(
+    "exponent_not_2j",
+    "the frequency of pair j is 1 / 10000^(j/D); it is 1 / 10000^(2j/D) "
+    "(2j/D = ops.arange(0, D, 2) / D), so the lowest frequency reaches "
+    "about 1/10000.",
+)
+ROTATION_TRANSPOSED = Mistake(
+    "rotation_transposed",
+    "M(delta) holds the transposed blocks [[cos, sin], [-sin, cos]], which "
+    "shift backwards (P[i] @ M = P[i - delta]): with row vectors, block j is "
+    "[[cos, -sin], [sin, cos]].",
+)
+MISTAKES = (
+    SIN_COS_SWAPPED,
+    HALVES_NOT_INTERLEAVED,
+    EXPONENT_NOT_2J,
+    ROTATION_TRANSPOSED,
+)
+TABLE_MISTAKES = (SIN_COS_SWAPPED, HALVES_NOT_INTERLEAVED, EXPONENT_NOT_2J)
+
+
+# --------------------------------------------------- float64 references
+def _frequencies(depth, mistake=None):
+    j = np.arange(depth // 2)
+    exponent = j / depth if mistake is EXPONENT_NOT_2J else 2 * j / depth
+    return 1.0 / 10000.0**exponent  # (D/2,)
+
+
+def ref_table(max_len=L, depth=D, mistake=None):
+    """(max_len, D) positional encoding in float64."""
+    angles = np.arange(max_len)[:, None] * _frequencies(depth, mistake)
+    sin, cos = np.sin(angles), np.cos(angles)
+    if mistake is SIN_COS_SWAPPED:
+        sin, cos = cos, sin
+    if mistake is HALVES_NOT_INTERLEAVED:
+        return np.concatenate([sin, cos], axis=1)
+    table = np.zeros((max_len, depth))
+    table[:, 0::2], table[:, 1::2] = sin, cos
+    return table
+
+
+def ref_shift(delta, depth=D, mistake=None):
+    """(D, D) block-diagonal rotation M(delta) in float64."""
+    angles = delta * _frequencies(depth)
+    M = np.zeros((depth, depth))
+    for j, a in enumerate(angles):
+        block = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
+        if mistake is ROTATION_TRANSPOSED:
+            block = block.T
+        M[2 * j : 2 * j + 2, 2 * j : 2 * j + 2] = block
+    return M
+
+
+def _table_diagnoses(transform=lambda table: table):
+    return {
+        m: (lambda m=m: transform(ref_table(mistake=m))) for m in TABLE_MISTAKES
+    }
+
+
+# ------------------------------------------------------------------ probes
+@lesson.probe
+def run_table(m, max_len, depth):
+    return m.positional_encoding_table(max_len, depth)
+
+
+@lesson.probe
+def run_shift(m, delta, depth):
+    return m.relative_shift(delta, depth)
+
+
+@lesson.probe
+def run_layer(m, first, second, dropout=0.0):
+    layer = m.PositionalEncoding(D, dropout=dropout, max_len=L)
+    return (
+        layer(first, training=False),
+        layer(second, training=False),
+        layer(first, training=True),
+    )
+
+
+@lesson.probe
+def run_contract(m, X):
+    facts = layer_contract(
+        lambda: m.PositionalEncoding(D, 0.1, L), [X], symbolic=[(None, D)]
+    )
+    errors = {}
+    for name, make in {
+        "num_hiddens": lambda: m.PositionalEncoding(7),
+        "max_len": lambda: m.PositionalEncoding(D, max_len=0),
+        "dropout": lambda: m.PositionalEncoding(D, dropout=-0.1),
+    }.items():
+        try:
+            make()
+            errors[name] = ""
+        except ValueError as exc:
+            errors[name] = str(exc)
+    facts["errors"] = errors
+    import keras
+
+    float64 = m.PositionalEncoding(D, max_len=L, dtype="float64")
+    out = float64(X.astype("float64"))
+    facts["float64_dtype"] = keras.backend.standardize_dtype(out.dtype)
+    return facts
+
+
+# ------------------------------------------------------------------ checks
+@pytest.mark.points(2)
+def test_table_matches_closed_form():
+    expect_close(
+        run_table(L, D),
+        ref_table(),
+        f"positional_encoding_table({L}, {D})",
+        diagnoses=_table_diagnoses(),
+        hint="P[i, 2j] = sin(i / 10000^(2j/D)), P[i, 2j+1] = cos(...).",
+    )
+
+
+def test_position_zero_is_0_1_0_1():
+    got = run_table(L, D)
+    expect_shape(got, (L, D), f"positional_encoding_table({L}, {D})")
+    expect_close(
+        got[0],
+        np.tile([0.0, 1.0], D // 2),
+        "P[0] (sin 0 = 0 in even columns, cos 0 = 1 in odd ones)",
+        tol=EXACT,
+        diagnoses=_table_diagnoses(lambda table: table[0]),
+    )
+
+
+def test_table_other_depth():
+    """D = 12, a table of 7 rows: no size is fixed inside."""
+    expect_close(
+        run_table(7, 12),
+        ref_table(7, 12),
+        "positional_encoding_table(7, 12)",
+        diagnoses={
+            m: (lambda m=m: ref_table(7, 12, m)) for m in TABLE_MISTAKES
+        },
+    )
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize(
+    "delta", [1, 5, -3], ids=["delta_1", "delta_5", "delta_-3"]
+)
+def test_relative_shift_matches_closed_form(delta):
+    expect_close(
+        run_shift(delta, D),
+        ref_shift(delta),
+        f"relative_shift({delta}, {D}) (D, D)",
+        diagnoses={
+            ROTATION_TRANSPOSED: ref_shift(delta, D, ROTATION_TRANSPOSED)
+        },
+        hint="block j on the diagonal: [[cos(d w_j), -sin(d w_j)], "
+        "[sin(d w_j), cos(d w_j)]].",
+    )
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize(
+    "delta", [1, 5, -3], ids=["delta_1", "delta_5", "delta_-3"]
+)
+def test_offset_is_a_linear_map_of_the_encoding(delta):
+    """The relative-position property, measured on your table: for every
+    position i, P[i + delta] = P[i] @ M(delta) with the closed-form M."""
+    P = np.asarray(run_table(L, D), np.float64)
+    rows = np.arange(max(0, -delta), L - max(0, delta))
+    shifted = P[rows] @ ref_shift(delta)
+    expect_close(
+        shifted,
+        P[rows + delta],
+        f"P[i] @ M({delta}) vs P[i + {delta}] over your table",
+        diagnoses=_table_diagnoses(
+            lambda table: table[rows] @ ref_shift(delta)
+        ),
+        hint="holds only for interleaved (sin, cos) pairs in this order.",
+    )
+    M = np.asarray(run_shift(delta, D), np.float64)
+    reference = ref_table()
+    expect_close(
+        reference[rows] @ M,
+        reference[rows + delta],
+        f"P[i] @ relative_shift({delta}) vs P[i + {delta}] (closed-form P)",
+        diagnoses={
+            ROTATION_TRANSPOSED: reference[rows]
+            @ ref_shift(delta, D, ROTATION_TRANSPOSED)
+        },
+    )
+
+
+@pytest.mark.points(2)
+def test_layer_adds_the_encoding(rng):
+    """Same layer: (B, T=3, D), then T=7; dropout off at inference."""
+    first = rng.standard_normal((B, T, D)).astype("float32")
+    second = rng.standard_normal((B, 7, D)).astype("float32")
+    out1, out2, _ = run_layer(first, second)
+    expect_close(
+        out1,
+        first + ref_table()[:T],
+        "PositionalEncoding(X) with T=3 (= X + P[:3])",
+        diagnoses=_table_diagnoses(lambda table: first + table[:T]),
+    )
+    expect_close(
+        out2,
+        second + ref_table()[:7],
+        "the same layer on T=7 (= X + P[:7])",
+        diagnoses=_table_diagnoses(lambda table: second + table[:7]),
+        hint="take T from ops.shape(X)[1]; no fixed length inside the layer.",
+    )
+
+
+def test_dropout_only_in_training(rng):
+    first = rng.standard_normal((B, T, D)).astype("float32")
+    second = rng.standard_normal((B, 7, D)).astype("float32")
+    out, _, trained = run_layer(first, second, dropout=0.5)
+    expect_close(out, first + ref_table()[:T], "X + P[:T], training=False")
+    dropped = np.isclose(trained, 0.0)
+    expect(
+        dropped.any()
+        and np.allclose(trained[~dropped], 2.0 * out[~dropped], **F32),
+        "PositionalEncoding(dropout=0.5, training=True) should zero some of "
+        "X + P and double the rest: dropout comes after the addition.",
+    )
+
+
+def test_keras_layer_contract(rng):
+    X = rng.standard_normal((B, T, D)).astype("float32")
+    facts = run_contract(X)
+    expect_shape(facts["output_shape"], (B, T, D), "PositionalEncoding output")
+    expect_shape(
+        facts["symbolic_shape"],
+        (None, None, D),
+        "PositionalEncoding on keras.Input (None batch and length)",
+    )
+    expect(
+        facts["trainable"] == 0 and facts["weights"] == 0,
+        "PositionalEncoding should have no weights (P is a constant), has "
+        f"{facts['weights']}.",
+    )
+    expect(
+        facts["config_roundtrip_diff"] == 0.0,
+        "from_config(get_config()) gives a different output.",
+    )
+    expect(
+        facts["float64_dtype"] == "float64",
+        "PositionalEncoding(dtype='float64') should compute in float64, got "
+        f"{facts['float64_dtype']}.",
+    )
+    for arg, message in facts["errors"].items():
+        expect(
+            f"`{arg}`" in message,
+            f"bad `{arg}` should raise ValueError naming it, got {message!r}.",
+        )

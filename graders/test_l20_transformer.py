@@ -1,0 +1,887 @@
+"""Grader for lesson 20: the Transformer.
+
+Sizes: B=2 sequences, T=3 target steps, S=5 source steps, H=4 heads of
+Dk=6 (D=24), FFN hidden F=10, source vocabulary 11, target vocabulary 13,
+2 blocks. Every axis has its own size, so a transpose cannot pass unnoticed.
+Conventions: post-norm AddNorm = LayerNorm(X + Dropout(Y)) over the last
+axis, epsilon 1e-5; embeddings times sqrt(D) plus the interleaved sin/cos
+encoding; masks are keras `attention_mask`s, True = attend; the causal mask
+lets position i see 0 .. i; decoding with a cache equals the full pass.
+
+The float64 references below compute attention exactly as
+`keras.layers.MultiHeadAttention` does (kernels (D, H, Dk), output kernel
+(H, Dk, D); masked scores set to -1e9 before the softmax).
+"""
+
+import numpy as np
+import pytest
+
+from graders._contract import gradient_check
+from graders._contract import layer_contract
+from graders._judge import Mistake
+from graders._judge import expect
+from graders._judge import expect_close
+from graders._judge import expect_shape
+from graders._probe import Lesson
+from graders._tol import EXACT
+from graders._tol import GRAD
+
+lesson = Lesson("l20_transformer")
+B, T, S, H, DK, F = 2, 3, 5, 4, 6, 10
+D = H * DK
+SRC_VOCAB, TGT_VOCAB, BLOCKS = 11, 13, 2
+EPSILON = 1e-5
+
+VALID_LENS = {
+    "1d": np.array([5, 3], dtype="int32"),
+    "2d": np.array([[1, 4, 5], [3, 2, 1]], dtype="int32"),
+}
+
+# ---------------------------------------------------------------- mistakes
+CAUSAL_EXCLUDES_SELF = Mistake(
+    "causal_excludes_self",
+    "the causal mask hides the query's own position: position i may attend "
+    "to keys 0 .. i, itself included (keep s <= i, not s < i).",
+)
+CAUSAL_SEES_NEXT = Mistake(
+    "causal_sees_next",
+    "the causal mask lets position i see position i + 1, a token it has "
+    "to predict: keep keys s <= i only.",
+)
+RESIDUAL_MISSING = Mistake(
+    "residual_missing",
+    "AddNorm normalises Dropout(Y) alone: the residual X + Dropout(Y) is "
+    "missing.",
+)
+LAYER_NORM_WRONG_AXIS = Mistake(
+    "layer_norm_wrong_axis",
+    "the layer norm's mean and variance are taken over the time axis; "
+    "layer normalisation normalises each position's D features (the last "
+    "axis), unlike batch norm.",
+)
+EMBEDDING_NOT_SCALED = Mistake(
+    "embedding_not_scaled",
+    "the embeddings are not multiplied by sqrt(D) before the positional "
+    "encoding is added, so the encoding (values in [-1, 1]) swamps them.",
+)
+DECODER_POSITIONS_RESTART = Mistake(
+    "decoder_positions_restart",
+    "decoding with a cache, every new token gets the positional encoding "
+    "of position 0: it sits at position start = the number of cached "
+    "steps.",
+)
+NO_SOURCE_MASK = Mistake(
+    "no_source_mask",
+    "the encoder-decoder attention ignores enc_valid_lens, so the decoder "
+    "attends to the source's padding.",
+)
+MISTAKES = (
+    CAUSAL_EXCLUDES_SELF,
+    CAUSAL_SEES_NEXT,
+    RESIDUAL_MISSING,
+    LAYER_NORM_WRONG_AXIS,
+    EMBEDDING_NOT_SCALED,
+    DECODER_POSITIONS_RESTART,
+    NO_SOURCE_MASK,
+)
+
+
+# --------------------------------------------------- float64 references
+def _softmax(x):
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def ref_positions(positions, depth=D):
+    angles = np.asarray(positions, np.float64)[:, None] / 10000.0 ** (
+        np.arange(0, depth, 2) / depth
+    )
+    table = np.zeros((len(angles), depth))
+    table[:, 0::2], table[:, 1::2] = np.sin(angles), np.cos(angles)
+    return table
+
+
+def ref_padding_keep(valid_lens, num_queries, num_keys):
+    lens = np.asarray(valid_lens)
+    lens = np.broadcast_to(
+        lens[:, None] if lens.ndim == 1 else lens, (len(lens), num_queries)
+    )
+    return np.arange(num_keys) < lens[..., None]  # (B, T, S)
+
+
+def ref_causal_keep(num_queries, num_keys, mistake=None):
+    rows = np.arange(num_queries)[:, None] + (num_keys - num_queries)
+    rows = rows + {CAUSAL_EXCLUDES_SELF: -1, CAUSAL_SEES_NEXT: 1}.get(
+        mistake, 0
+    )
+    return (np.arange(num_keys)[None, :] <= rows)[None]  # (1, T, S)
+
+
+def ref_attention(Xq, Xkv, keep, params):
+    """Keras MHA in float64; `keep` (B or 1, T, S) or None. A fully masked
+    row comes out uniform, as Keras's fused attention gives it."""
+    wq, wk, wv, wo = (np.asarray(p, np.float64) for p in params)
+    q = np.einsum("btd,dhk->bhtk", Xq, wq)
+    k = np.einsum("bsd,dhk->bhsk", Xkv, wk)
+    v = np.einsum("bsd,dhk->bhsk", Xkv, wv)
+    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(DK)  # (B, H, T, S)
+    if keep is not None:
+        scores = np.where(keep[:, None], scores, -1e9)
+    heads = np.einsum("bhts,bhsk->bthk", _softmax(scores), v)
+    return np.einsum("bthk,hkd->btd", heads, wo)
+
+
+def ref_ffn(X, params):
+    w1, b1, w2, b2 = params
+    return np.maximum(X @ w1 + b1, 0.0) @ w2 + b2
+
+
+def ref_addnorm(X, Y, params, mistake=None):
+    gamma, beta = params
+    Z = np.asarray(Y, np.float64)
+    if mistake is not RESIDUAL_MISSING:
+        Z = np.asarray(X, np.float64) + Z
+    axis = 1 if mistake is LAYER_NORM_WRONG_AXIS else -1
+    mean = Z.mean(axis, keepdims=True)
+    var = Z.var(axis, keepdims=True)
+    return (Z - mean) / np.sqrt(var + EPSILON) * gamma + beta
+
+
+def ref_encoder_block(X, valid_lens, p, mistake=None):
+    steps = X.shape[1]
+    keep = None
+    if valid_lens is not None:
+        keep = ref_padding_keep(valid_lens, steps, steps)
+    Y = ref_addnorm(
+        X, ref_attention(X, X, keep, p["attention"]), p["addnorm1"], mistake
+    )
+    return ref_addnorm(Y, ref_ffn(Y, p["ffn"]), p["addnorm2"], mistake)
+
+
+def ref_decoder_block(X, enc, enc_valid_lens, p, cache=None, mistake=None):
+    kv = X if cache is None else np.concatenate([cache, X], axis=1)
+    steps = X.shape[1]
+    keep = ref_causal_keep(steps, kv.shape[1], mistake)
+    attended = ref_attention(X, kv, keep, p["self_attention"])
+    Y = ref_addnorm(X, attended, p["addnorm1"], mistake)
+    source = None
+    if enc_valid_lens is not None and mistake is not NO_SOURCE_MASK:
+        source = ref_padding_keep(enc_valid_lens, steps, enc.shape[1])
+    attended = ref_attention(Y, enc, source, p["cross_attention"])
+    Z = ref_addnorm(Y, attended, p["addnorm2"], mistake)
+    return ref_addnorm(Z, ref_ffn(Z, p["ffn"]), p["addnorm3"], mistake), kv
+
+
+def _embed(tokens, table, positions, mistake):
+    scale = 1.0 if mistake is EMBEDDING_NOT_SCALED else np.sqrt(D)
+    return np.asarray(table, np.float64)[tokens] * scale + ref_positions(
+        positions
+    )
+
+
+def ref_encoder(tokens, valid_lens, p, mistake=None):
+    X = _embed(tokens, p["embedding"], np.arange(tokens.shape[1]), mistake)
+    for blk in p["blocks"]:
+        X = ref_encoder_block(X, valid_lens, blk, mistake)
+    return X
+
+
+def ref_decoder(tokens, enc, enc_valid_lens, p, cache=None, mistake=None):
+    """(logits (B, T, V), new cache) of the decoder in float64."""
+    start = 0 if cache is None else cache[0].shape[1]
+    if mistake is DECODER_POSITIONS_RESTART:
+        start = 0
+    positions = np.arange(tokens.shape[1]) + start
+    X = _embed(tokens, p["embedding"], positions, mistake)
+    new_cache = []
+    for i, blk in enumerate(p["blocks"]):
+        X, kv = ref_decoder_block(
+            X,
+            enc,
+            enc_valid_lens,
+            blk,
+            None if cache is None else cache[i],
+            mistake,
+        )
+        new_cache.append(kv)
+    w, b = p["dense"]
+    return X @ w + b, new_cache
+
+
+def ref_decoder_steps(tokens, enc, enc_valid_lens, p, mistake=None):
+    """The decoder called one token at a time with its cache."""
+    cache, logits = None, []
+    for t in range(tokens.shape[1]):
+        out, cache = ref_decoder(
+            tokens[:, t : t + 1], enc, enc_valid_lens, p, cache, mistake
+        )
+        logits.append(out)
+    return np.concatenate(logits, axis=1)
+
+
+def ref_greedy(src, src_valid, p, bos, eos, num_steps, mistake=None):
+    enc = ref_encoder(src, src_valid, p["encoder"], mistake)
+    tokens = np.full((len(src), num_steps), eos, dtype=np.int64)
+    done = np.zeros(len(src), dtype=bool)
+    token, cache = np.full((len(src), 1), bos), None
+    for step in range(num_steps):
+        logits, cache = ref_decoder(
+            token, enc, src_valid, p["decoder"], cache, mistake
+        )
+        best = np.where(done, eos, logits[:, -1].argmax(-1))
+        tokens[:, step] = best
+        done |= best == eos
+        token = best[:, None]
+    is_eos = tokens == eos
+    lengths = np.where(is_eos.any(1), is_eos.argmax(1), num_steps)
+    return tokens, lengths
+
+
+def _diagnoses(reference, *args, mistakes=MISTAKES, part=None):
+    """Mistake -> a function computing that mistake's output on `args`."""
+
+    def output(mistake):
+        out = reference(*args, mistake=mistake)
+        return out if part is None else out[part]
+
+    return {m: (lambda m=m: output(m)) for m in mistakes}
+
+
+# ------------------------------------------------------------------ probes
+def _randomize(layer, seed):
+    """Give every weight a random value (gamma near 1, beta and biases near
+    0, kernels with unit-variance outputs), so each one matters."""
+    rng = np.random.default_rng(seed)
+    for w in layer.weights:
+        shape = tuple(w.shape)
+        if w.name == "gamma":
+            value = 1.0 + 0.2 * rng.standard_normal(shape)
+        elif w.name in ("beta", "bias"):
+            value = 0.2 * rng.standard_normal(shape)
+        elif w.name == "embeddings":
+            value = 0.3 * rng.standard_normal(shape)
+        else:  # (Din, Dout), (Din, H, Dk), or the output kernel (H, Dk, D)
+            output = "attention_output" in w.path
+            fan_in = shape[0] * shape[1] if output else shape[0]
+            value = rng.standard_normal(shape) / np.sqrt(fan_in)
+        w.assign(value.astype(w.dtype))
+
+
+def _weights(layer):
+    return [np.array(w) for w in layer.weights]
+
+
+def _ffn_params(ffn):
+    return _weights(ffn.dense1) + _weights(ffn.dense2)
+
+
+def _encoder_block_params(blk):
+    return {
+        "attention": _weights(blk.attention),
+        "addnorm1": _weights(blk.addnorm1),
+        "ffn": _ffn_params(blk.ffn),
+        "addnorm2": _weights(blk.addnorm2),
+    }
+
+
+def _decoder_block_params(blk):
+    return {
+        "self_attention": _weights(blk.self_attention),
+        "addnorm1": _weights(blk.addnorm1),
+        "cross_attention": _weights(blk.cross_attention),
+        "addnorm2": _weights(blk.addnorm2),
+        "ffn": _ffn_params(blk.ffn),
+        "addnorm3": _weights(blk.addnorm3),
+    }
+
+
+def _encoder_params(enc):
+    return {
+        "embedding": np.array(enc.embedding.embeddings),
+        "blocks": [_encoder_block_params(b) for b in enc.blks],
+    }
+
+
+def _decoder_params(dec):
+    return {
+        "embedding": np.array(dec.embedding.embeddings),
+        "blocks": [_decoder_block_params(b) for b in dec.blks],
+        "dense": _weights(dec.dense),
+    }
+
+
+@lesson.probe
+def run_positions(m, positions):
+    return m.sinusoidal_positions(positions, D)
+
+
+@lesson.probe
+def run_padding_mask(m, valid_lens, num_queries, num_keys):
+    return m.padding_mask(valid_lens, num_queries, num_keys)
+
+
+@lesson.probe
+def run_causal_mask(m, num_queries, num_keys):
+    return m.causal_mask(num_queries, num_keys)
+
+
+@lesson.probe
+def run_ffn(m, X):
+    ffn = m.PositionWiseFFN(F, 7)
+    ffn(X)
+    _randomize(ffn, 1)
+    return ffn(X), _ffn_params(ffn)
+
+
+@lesson.probe
+def run_addnorm(m, X, Y, dropout=0.0):
+    layer = m.AddNorm(dropout)
+    layer(X, Y)
+    _randomize(layer, 2)
+    return (
+        layer(X, Y, training=False),
+        layer(X, Y, training=False),
+        layer(X, Y, training=True),
+        _weights(layer),
+    )
+
+
+@lesson.probe
+def run_encoder_block(m, X, valid_lens):
+    blk = m.TransformerEncoderBlock(D, F, H, dropout=0.2)
+    blk(X, valid_lens)
+    _randomize(blk, 3)
+    return blk(X, valid_lens, training=False), _encoder_block_params(blk)
+
+
+@lesson.probe
+def run_seed_004_block(m, X, changed, valid_lens):
+    blk = m.TransformerEncoderBlock(24, 48, 8, 0.5)
+    return blk(X, valid_lens), blk(changed, valid_lens)
+
+
+@lesson.probe
+def run_encoder_block_two_lengths(m, first, second):
+    blk = m.TransformerEncoderBlock(D, F, H)
+    blk(*first)
+    _randomize(blk, 4)
+    return blk(*first), blk(*second), _encoder_block_params(blk)
+
+
+@lesson.probe
+def run_encoder(m, tokens, valid_lens):
+    enc = m.TransformerEncoder(SRC_VOCAB, D, F, H, BLOCKS, dropout=0.1)
+    enc(tokens, valid_lens)
+    _randomize(enc, 5)
+    return enc(tokens, valid_lens, training=False), _encoder_params(enc)
+
+
+@lesson.probe
+def run_decoder_block(m, X, enc, enc_valid_lens):
+    blk = m.TransformerDecoderBlock(D, F, H, dropout=0.1)
+    blk(X, enc, enc_valid_lens)
+    _randomize(blk, 6)
+    out, kv = blk(X, enc, enc_valid_lens, training=False)
+    return out, kv, _decoder_block_params(blk)
+
+
+@lesson.probe
+def run_decoder(m, tokens, enc, enc_valid_lens, changed=None):
+    """The full pass, then either the full pass with `changed` tokens or
+    the decoder called one token at a time with its cache."""
+    dec = m.TransformerDecoder(TGT_VOCAB, D, F, H, BLOCKS)
+    dec(tokens, enc, enc_valid_lens)
+    _randomize(dec, 7)
+    full, _ = dec(tokens, enc, enc_valid_lens)
+    if changed is not None:
+        other, _ = dec(changed, enc, enc_valid_lens)
+        return full, other, _decoder_params(dec)
+    cache, steps = None, []
+    for t in range(tokens.shape[1]):
+        logits, cache = dec(tokens[:, t : t + 1], enc, enc_valid_lens, cache)
+        steps.append(logits)
+    sizes = [tuple(int(d) for d in c.shape) for c in cache]
+    return full, steps, sizes, _decoder_params(dec)
+
+
+def _transformer(m, src, src_valid, dec_input):
+    model = m.Transformer(SRC_VOCAB, TGT_VOCAB, D, F, H, 1, dropout=0.1)
+    model((src, src_valid, dec_input))
+    _randomize(model, 8)
+    return model
+
+
+@lesson.probe
+def run_transformer(m, src, src_valid, dec_input):
+    """Teacher-forced logits and the weights."""
+    model = _transformer(m, src, src_valid, dec_input)
+    logits = model((src, src_valid, dec_input), training=False)
+    params = {
+        "encoder": _encoder_params(model.encoder),
+        "decoder": _decoder_params(model.decoder),
+    }
+    return logits, params
+
+
+@lesson.probe
+def run_greedy(m, src, src_valid, dec_input, bos, eos, num_steps):
+    model = _transformer(m, src, src_valid, dec_input)
+    return m.greedy_decode(model, src, src_valid, bos, eos, num_steps)
+
+
+@lesson.probe
+def run_contract(m, kind, rng_seed):
+    rng = np.random.default_rng(rng_seed)
+    X = rng.standard_normal((B, T, D)).astype("float32")
+    enc = rng.standard_normal((B, S, D)).astype("float32")
+    src = rng.integers(0, SRC_VOCAB, (B, S)).astype("int32")
+    tgt = rng.integers(0, TGT_VOCAB, (B, T)).astype("int32")
+    lens = VALID_LENS["1d"]
+    cases = {
+        "ffn": (lambda: m.PositionWiseFFN(F, D), [X], [(None, D)]),
+        "addnorm": (lambda: m.AddNorm(0.1), [X, X], [(None, D), (None, D)]),
+        "encoder_block": (
+            lambda: m.TransformerEncoderBlock(D, F, H, 0.1),
+            [enc, lens],
+            [(None, D), None],
+        ),
+        "decoder_block": (
+            lambda: m.TransformerDecoderBlock(D, F, H, 0.1),
+            [X, enc, lens],
+            [(None, D), (None, D), None],
+        ),
+        "encoder": (
+            lambda: m.TransformerEncoder(SRC_VOCAB, D, F, H, 1, 0.1),
+            [src, lens],
+            [(None,), None],
+        ),
+        "decoder": (
+            lambda: m.TransformerDecoder(TGT_VOCAB, D, F, H, 1, 0.1),
+            [tgt, enc, lens],
+            [(None,), (None, D), None],
+        ),
+    }
+    make, inputs, symbolic = cases[kind]
+    facts = layer_contract(make, inputs, symbolic=symbolic)
+    errors = {}
+    for name, bad in {
+        "num_hiddens": lambda: m.TransformerEncoderBlock(10, F, 4),
+        "num_heads": lambda: m.TransformerDecoderBlock(D, F, 0),
+        "dropout": lambda: m.AddNorm(1.5),
+        "valid_lens": lambda: m.padding_mask(np.zeros((B, T, 1)), T, S),
+    }.items():
+        try:
+            bad()
+            errors[name] = ""
+        except ValueError as exc:
+            errors[name] = str(exc)
+    facts["errors"] = errors
+    return facts
+
+
+@lesson.probe
+def run_gradient(m, X, valid_lens, probe_weights):
+    import keras
+    import tensorflow as tf
+
+    blk = m.TransformerEncoderBlock(8, 5, 2, dtype="float64")
+    blk(X, valid_lens)
+    _randomize(blk, 9)
+
+    @tf.function  # traced once; called 2 * X.size times
+    def f(x):
+        return keras.ops.sum(blk(x, valid_lens) * probe_weights)
+
+    return gradient_check(f, X)
+
+
+# ------------------------------------------------------------------ inputs
+def _tokens(rng, vocab, steps):
+    return rng.integers(0, vocab, (B, steps)).astype("int32")
+
+
+# ------------------------------------------------------------------ checks
+@pytest.mark.parametrize(
+    "positions", [np.arange(7), np.array([5, 6, 7])], ids=["from_0", "offset"]
+)
+def test_sinusoidal_positions(positions):
+    expect_close(
+        run_positions(positions),
+        ref_positions(positions),
+        "sinusoidal_positions(positions, D=24)",
+        hint="P[t, 2j] = sin(pos / 10000^(2j/D)), P[t, 2j+1] = cos(...), "
+        "interleaved.",
+    )
+
+
+@pytest.mark.parametrize(
+    "lens", ["1d", "2d"], ids=["valid_lens_B", "valid_lens_BT"]
+)
+def test_padding_mask(lens):
+    valid = VALID_LENS[lens]
+    got = run_padding_mask(valid, T, S)
+    expect_close(
+        np.asarray(got, dtype=np.int64),
+        ref_padding_keep(valid, T, S).astype(np.int64),
+        f"padding_mask(valid_lens, T={T}, S={S}) (1 = attend)",
+        tol=EXACT,
+        hint="key s is kept when s < the valid length.",
+    )
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize(
+    "num_queries,num_keys",
+    [(4, 4), (1, 4), (2, 5)],
+    ids=["training_T4", "one_new_step_after_3", "two_new_steps_after_3"],
+)
+def test_causal_mask(num_queries, num_keys):
+    got = np.asarray(run_causal_mask(num_queries, num_keys), dtype=np.int64)
+    expect_close(
+        got,
+        ref_causal_keep(num_queries, num_keys).astype(np.int64),
+        f"causal_mask(T={num_queries}, S={num_keys}) (1 = attend)",
+        tol=EXACT,
+        diagnoses={
+            m: ref_causal_keep(num_queries, num_keys, m).astype(np.int64)
+            for m in (CAUSAL_EXCLUDES_SELF, CAUSAL_SEES_NEXT)
+        },
+        hint="query t sits at position S - T + t and sees keys up to it.",
+    )
+
+
+def test_causal_mask_is_training_valid_lens():
+    """d2l trains the decoder with dec_valid_lens = [[1, 2, ..., T], ...]:
+    the causal mask is that padding mask."""
+    lens = np.tile(np.arange(1, T + 2), (B, 1)).astype("int32")  # (B, T+1)
+    causal = np.asarray(run_causal_mask(T + 1, T + 1), dtype=np.int64)
+    padded = np.asarray(run_padding_mask(lens, T + 1, T + 1), dtype=np.int64)
+    expect_shape(causal, (1, T + 1, T + 1), "causal_mask(T, T)")
+    expect_close(
+        np.broadcast_to(causal, padded.shape),
+        padded,
+        "causal_mask(T, T) vs padding_mask(dec_valid_lens [[1..T], ...])",
+        tol=EXACT,
+        diagnoses={
+            m: np.broadcast_to(ref_causal_keep(T + 1, T + 1, m), padded.shape)
+            for m in (CAUSAL_EXCLUDES_SELF, CAUSAL_SEES_NEXT)
+        },
+    )
+
+
+def test_position_wise_ffn(rng):
+    X = rng.standard_normal((B, T, D)).astype("float32")
+    out, params = run_ffn(X)
+    expect_close(
+        out,
+        ref_ffn(X.astype(np.float64), params),
+        "PositionWiseFFN(F=10, 7) output (B, T, 7)",
+        hint="dense2(relu(dense1(X))).",
+    )
+
+
+@pytest.mark.points(2)
+def test_addnorm_matches_reference_and_keras_layer_norm(rng):
+    import keras
+
+    X = rng.standard_normal((B, T, D)).astype("float32")
+    Y = rng.standard_normal((B, T, D)).astype("float32")
+    out, _, _, params = run_addnorm(X, Y)
+    expect_close(
+        out,
+        ref_addnorm(X, Y, params),
+        "AddNorm(X, Y) = LayerNorm(X + Y) over the last axis",
+        diagnoses=_diagnoses(
+            ref_addnorm,
+            X,
+            Y,
+            params,
+            mistakes=(RESIDUAL_MISSING, LAYER_NORM_WRONG_AXIS),
+        ),
+    )
+    norm = keras.layers.LayerNormalization(epsilon=EPSILON)
+    norm(X)
+    norm.set_weights(params)  # [gamma, beta]
+    expect_close(
+        out,
+        np.asarray(norm(X + Y), np.float64),
+        "AddNorm vs keras.layers.LayerNormalization(epsilon=1e-5)(X + Y)",
+    )
+
+
+def test_addnorm_dropout_only_in_training(rng):
+    X = rng.standard_normal((B, T, D)).astype("float32")
+    Y = rng.standard_normal((B, T, D)).astype("float32")
+    first, second, trained, _ = run_addnorm(X, Y, dropout=0.5)
+    expect_close(second, first, "AddNorm called twice with training=False")
+    expect(
+        not np.allclose(trained, first),
+        "AddNorm: with dropout=0.5 and training=True the output should "
+        "differ from inference; pass `training` to the dropout layer.",
+    )
+
+
+@pytest.mark.points(3)
+@pytest.mark.parametrize(
+    "lens", ["1d", "2d", None], ids=["valid_lens_B", "valid_lens_BT", "no_mask"]
+)
+def test_encoder_block_matches_reference(rng, lens):
+    X = rng.standard_normal((B, S, D)).astype("float32")
+    valid = None if lens is None else VALID_LENS[lens]
+    if lens == "2d":
+        X = X[:, :T]
+    out, params = run_encoder_block(X, valid)
+    expect_close(
+        out,
+        ref_encoder_block(X.astype(np.float64), valid, params),
+        "TransformerEncoderBlock output (dropout 0.2, training=False)",
+        diagnoses=_diagnoses(ref_encoder_block, X, valid, params),
+        hint="Y = AddNorm(X, MHA(X, X, X)); out = AddNorm(Y, FFN(Y)).",
+    )
+
+
+@pytest.mark.points(2)
+def test_encoder_block_seed_004(rng):
+    """The seed's example: ones((2, 100, 24)) with valid_lens [3, 2], 8 heads,
+    FFN 48 -> (2, 100, 24); here random inputs, and the padded positions must
+    not change the valid ones."""
+    X = rng.standard_normal((2, 100, 24)).astype("float32")
+    changed = X.copy()
+    changed[0, 3:] += 1.0
+    changed[1, 2:] -= 1.0
+    out, other = run_seed_004_block(X, changed, np.array([3, 2], "int32"))
+    expect_shape(out, (2, 100, 24), "TransformerEncoderBlock(24, 48, 8) output")
+    expect_close(
+        np.concatenate([other[0, :3], other[1, :2]]),
+        np.concatenate([out[0, :3], out[1, :2]]),
+        "outputs at the valid positions after changing the padded ones",
+        hint="the padded keys (>= valid_len) must get zero attention.",
+    )
+
+
+def test_encoder_block_variable_lengths(rng):
+    first = (rng.standard_normal((B, T, D)).astype("float32"), None)
+    second = (
+        rng.standard_normal((B, 7, D)).astype("float32"),
+        np.array([7, 4], "int32"),
+    )
+    out1, out2, params = run_encoder_block_two_lengths(first, second)
+    expect_close(
+        out1,
+        ref_encoder_block(*first, params),
+        "TransformerEncoderBlock with S=3",
+        diagnoses=_diagnoses(ref_encoder_block, *first, params),
+    )
+    expect_close(
+        out2,
+        ref_encoder_block(*second, params),
+        "the same block called again with S=7",
+        diagnoses=_diagnoses(ref_encoder_block, *second, params),
+        hint="no fixed length inside a layer: take S from ops.shape.",
+    )
+
+
+@pytest.mark.points(2)
+def test_encoder_matches_reference(rng):
+    tokens = _tokens(rng, SRC_VOCAB, S)
+    valid = VALID_LENS["1d"]
+    out, params = run_encoder(tokens, valid)
+    expect_close(
+        out,
+        ref_encoder(tokens, valid, params),
+        "TransformerEncoder output (B, S, D)",
+        diagnoses=_diagnoses(ref_encoder, tokens, valid, params),
+        hint="X = embedding * sqrt(D) + P[:S], then the blocks.",
+    )
+
+
+@pytest.mark.points(3)
+def test_decoder_block_matches_reference(rng):
+    X = rng.standard_normal((B, T, D)).astype("float32")
+    enc = rng.standard_normal((B, S, D)).astype("float32")
+    valid = np.array([2, 4], "int32")
+    out, kv, params = run_decoder_block(X, enc, valid)
+    ref_out, _ = ref_decoder_block(X, enc, valid, params)
+    expect_close(
+        out,
+        ref_out,
+        "TransformerDecoderBlock output (training pass, causal)",
+        diagnoses=_diagnoses(
+            ref_decoder_block, X, enc, valid, params, None, part=0
+        ),
+        hint="masked self-attention, encoder-decoder attention, FFN; each "
+        "followed by AddNorm.",
+    )
+    expect_close(kv, X, "the block's returned cache without a cache (= X)")
+
+
+@pytest.mark.points(2)
+def test_decoder_is_causal(rng):
+    tokens = _tokens(rng, TGT_VOCAB, T)
+    changed = tokens.copy()
+    changed[:, -1] = (changed[:, -1] + 5) % TGT_VOCAB
+    enc = rng.standard_normal((B, S, D)).astype("float32")
+    valid = np.array([2, 4], "int32")
+    full, other, params = run_decoder(tokens, enc, valid, changed)
+    expect_close(
+        other[:, :-1],
+        full[:, :-1],
+        "decoder logits at the earlier positions after changing the last "
+        "target token",
+        diagnoses={
+            m: (
+                lambda m=m: ref_decoder(changed, enc, valid, params, None, m)[
+                    0
+                ][:, :-1]
+            )
+            for m in (CAUSAL_SEES_NEXT,)
+        },
+        hint="a position must never see a later token: causal mask.",
+    )
+
+
+@pytest.mark.points(3)
+def test_step_by_step_decoding_with_cache_equals_full_pass(rng):
+    tokens = _tokens(rng, TGT_VOCAB, T)
+    enc = rng.standard_normal((B, S, D)).astype("float32")
+    valid = np.array([2, 4], "int32")
+    full, steps, sizes, params = run_decoder(tokens, enc, valid)
+    ref_full, _ = ref_decoder(tokens, enc, valid, params)
+    expect_close(
+        full,
+        ref_full,
+        "TransformerDecoder logits, full (training) pass",
+        diagnoses=_diagnoses(
+            ref_decoder, tokens, enc, valid, params, None, part=0
+        ),
+    )
+    expect(
+        sizes == [(B, T, D)] * BLOCKS,
+        f"after {T} single steps each block's cache should be {(B, T, D)}, "
+        f"got {sizes}.",
+    )
+    expect_close(
+        np.concatenate(steps, axis=1),
+        ref_full,
+        f"decoding {T} steps one token at a time with the cache, vs the full "
+        "pass",
+        diagnoses=_diagnoses(ref_decoder_steps, tokens, enc, valid, params),
+        hint="each step appends its input to the block's cache and uses the "
+        "positional encoding of its absolute position.",
+    )
+
+
+@pytest.mark.points(3)
+def test_transformer_and_greedy_decode(rng):
+    src = _tokens(rng, SRC_VOCAB, S)
+    src_valid = np.array([5, 2], "int32")
+    dec_input = _tokens(rng, TGT_VOCAB, T)
+    bos, num_steps = 1, 4
+    logits, params = run_transformer(src, src_valid, dec_input)
+    expect_close(
+        logits,
+        ref_decoder(
+            dec_input,
+            ref_encoder(src, src_valid, params["encoder"]),
+            src_valid,
+            params["decoder"],
+        )[0],
+        "Transformer((src, src_valid_len, dec_input)) logits",
+        diagnoses=_diagnoses(
+            lambda mistake: ref_decoder(
+                dec_input,
+                ref_encoder(src, src_valid, params["encoder"], mistake),
+                src_valid,
+                params["decoder"],
+                mistake=mistake,
+            )[0]
+        ),
+    )
+    # eos = the token sequence 0 emits at step 1, so its decoding ends there
+    # while sequence 1 goes on.
+    never, _ = ref_greedy(src, src_valid, params, bos, TGT_VOCAB, num_steps)
+    eos = int(never[0, 1])
+    tokens, lengths = run_greedy(src, src_valid, dec_input, bos, eos, num_steps)
+    want_tokens, want_lengths = ref_greedy(
+        src, src_valid, params, bos, eos, num_steps
+    )
+    expect_close(
+        tokens,
+        want_tokens,
+        f"greedy_decode tokens (bos={bos}, eos={eos}, {num_steps} steps)",
+        tol=EXACT,
+        diagnoses=_diagnoses(
+            ref_greedy, src, src_valid, params, bos, eos, num_steps, part=0
+        ),
+        hint="the argmax of the last logits at each step, fed back as the "
+        "next input; eos_id from a sequence's first <eos> on.",
+    )
+    expect_close(
+        lengths,
+        want_lengths,
+        f"greedy_decode lengths (tokens before the first <eos>={eos})",
+        tol=EXACT,
+    )
+
+
+CONTRACT_LAYERS = [
+    "ffn",
+    "addnorm",
+    "encoder_block",
+    "decoder_block",
+    "encoder",
+    "decoder",
+]
+CONTRACT_SHAPES = {
+    "ffn": ((B, T, D), (None, None, D), 4),
+    "addnorm": ((B, T, D), (None, None, D), 2),
+    "encoder_block": ((B, S, D), (None, None, D), 4 + 2 + 4 + 2),
+    "decoder_block": ((B, T, D), (None, None, D), 4 + 2 + 4 + 2 + 4 + 2),
+    "encoder": ((B, S, D), (None, None, D), 1 + 12),  # one block
+    "decoder": ((B, T, TGT_VOCAB), (None, None, TGT_VOCAB), 3 + 18),
+}
+
+
+@pytest.mark.parametrize("kind", CONTRACT_LAYERS)
+def test_keras_layer_contract(kind):
+    facts = run_contract(kind, 11)
+    shape, symbolic, weights = CONTRACT_SHAPES[kind]
+    expect_shape(facts["output_shape"], shape, f"{kind} output")
+    expect_shape(
+        facts["symbolic_shape"],
+        symbolic,
+        f"{kind} on keras.Input (None batch and lengths)",
+    )
+    expect(
+        facts["trainable"] == weights,
+        f"{kind} should have {weights} trainable weights, has "
+        f"{facts['trainable']}.",
+    )
+    expect(
+        facts["config_roundtrip_diff"] == 0.0,
+        f"{kind}: from_config(get_config()) gives a different output.",
+    )
+    expect(
+        facts["grads_finite"] and facts["step_changes_weights"],
+        f"{kind}: some weight gets no or a non-finite gradient.",
+    )
+    for arg, message in facts["errors"].items():
+        expect(
+            f"`{arg}`" in message,
+            f"bad `{arg}` should raise ValueError naming it, got {message!r}.",
+        )
+
+
+@pytest.mark.points(2)
+def test_encoder_block_gradient_matches_centred_differences(rng):
+    """A small float64 block: X (1, 3, 8), 2 heads of 4, FFN 5."""
+    X = rng.standard_normal((1, 3, 8))
+    analytic, numeric = run_gradient(
+        X, np.array([2], "int32"), rng.standard_normal((1, 3, 8))
+    )
+    expect_close(
+        analytic,
+        numeric,
+        "TransformerEncoderBlock d(loss)/d(X) vs centred differences",
+        tol=GRAD,
+    )

@@ -1,0 +1,799 @@
+# Your exercise file: replace each `raise NotImplementedError` below its
+# TODO with your code, then run `m2t grade l20`.
+# (Generated from solutions/l20_transformer.py by `m2t make-lessons`.)
+"""Lesson 20: the Transformer (Transformer), an encoder-decoder built from
+attention alone.
+
+Encoder block (编码器块), post-norm as in the paper and d2l:
+
+    Y = AddNorm(X, MHA(X, X, X; keys past the source valid length masked))
+    out = AddNorm(Y, FFN(Y))
+
+Decoder block (解码器块), three sublayers:
+
+    Y = AddNorm(X, MHA(X, KV, KV; causal))         masked self-attention
+    Z = AddNorm(Y, MHA(Y, enc, enc; source mask))  encoder-decoder attention
+    out = AddNorm(Z, FFN(Z))                       (编码器-解码器注意力)
+
+    FFN(X) = relu(X W_1 + b_1) W_2 + b_2           position-wise FFN
+                                                   (逐位前馈网络)
+    AddNorm(X, Y) = LayerNorm(X + Dropout(Y))      over the last axis, with
+                                                   epsilon 1e-5 (加法和规范化)
+
+Embeddings are multiplied by sqrt(D) before the sinusoidal positional
+encoding (位置编码) is added, so the two have comparable scales:
+
+    X = Dropout(Embedding(tokens) * sqrt(D) + P[positions])
+    P[i, 2j] = sin(i / 10000^(2j/D)),  P[i, 2j+1] = cos(i / 10000^(2j/D))
+
+Masks follow `keras.layers.MultiHeadAttention`: `attention_mask` (B, T, S)
+booleans, True where query t may attend to key s. The decoder's causal mask
+lets the query at position i see keys 0 .. i, the same as d2l's training
+`dec_valid_lens` = [[1, 2, ..., T], ...].
+
+Decoding with a cache: in training the decoder sees the whole target at
+once and the causal mask hides the future. In prediction it takes one token
+per step; each decoder block keeps the inputs of its self-attention from the
+earlier steps (its keys and values) and appends the new one, so a step costs
+one query, and step-by-step decoding equals the full pass. The new token's
+positional encoding is that of its absolute position (the cache length).
+
+Model API (what a training recipe uses):
+
+    model = Transformer(src_vocab_size, tgt_vocab_size, num_hiddens=32,
+                        ffn_num_hiddens=64, num_heads=4, num_blks=2,
+                        dropout=0.1)
+    logits = model((src, src_valid_len, dec_input), training=True)
+        src: (B, S) int source tokens, padded;
+        src_valid_len: (B,) int, the number of real source tokens;
+        dec_input: (B, T) int, <bos> followed by the target without its last
+            token (teacher forcing);
+        logits: (B, T, V_tgt), before the softmax.
+    tokens, lengths = greedy_decode(model, src, src_valid_len, bos_id,
+                                    eos_id, num_steps)
+        tokens: (B, num_steps) int32 NumPy, eos_id after each sequence's
+            end; lengths: (B,) int32, the tokens before the first <eos>.
+
+Reference: Vaswani et al. 2017; d2l 10.7 (11.7).
+"""
+
+import keras
+import numpy as np
+from keras import ops
+
+LAYER_NORM_EPSILON = 1e-5
+"""The epsilon of AddNorm's layer norm (the paper's implementations, d2l's
+PyTorch LayerNorm and keras-hub use 1e-5; keras's default is 1e-3)."""
+
+
+def _check_positive(**values) -> None:
+    for name, value in values.items():
+        if int(value) != value or value <= 0:
+            raise ValueError(f"`{name}` must be a positive int, got {value!r}")
+
+
+def _check_dropout(dropout: float) -> None:
+    if not 0.0 <= dropout < 1.0:
+        raise ValueError(f"`dropout` must be in [0, 1), got {dropout!r}")
+
+
+def _check_model_size(num_hiddens: int, num_heads: int) -> None:
+    if num_hiddens % num_heads:
+        raise ValueError(
+            f"`num_hiddens` ({num_hiddens}) must be divisible by "
+            f"`num_heads` ({num_heads})"
+        )
+    if num_hiddens % 2:
+        raise ValueError(
+            "`num_hiddens` must be even for the sin/cos positional encoding, "
+            f"got {num_hiddens}"
+        )
+
+
+def sinusoidal_positions(positions, depth: int, dtype="float32"):
+    """The sinusoidal positional encoding at the given positions.
+
+    Args:
+        positions: `(T,)` integer positions (0, 1, ... in the encoder; the
+            absolute positions of the new tokens when decoding with a cache).
+        depth: int, D, even.
+        dtype: the result's dtype.
+
+    Returns:
+        `(T, D)`: `P[t, 2j] = sin(positions[t] / 10000^(2j/D))` and
+        `P[t, 2j+1] = cos(positions[t] / 10000^(2j/D))` (interleaved).
+    """
+    if depth % 2:
+        raise ValueError(f"`depth` must be even, got {depth}")
+    # TODO(l20): as in lesson 19, for any positions. The angles are
+    #   positions[:, None] / 10000^(2j/D) for j = 0 .. D/2 - 1 -> (T, D/2)
+    #   (ops.arange(0, depth, 2) / depth gives 2j/D; ops.power). Interleave
+    #   sin and cos: ops.stack([sin, cos], axis=-1) -> (T, D/2, 2), then
+    #   reshape to (T, D). Compute in float32, cast to `dtype` at the end.
+    #   Our solution is about 5 lines.
+    raise NotImplementedError("l20: sinusoidal_positions")
+
+
+def padding_mask(valid_lens, num_queries, num_keys):
+    """The attention mask of padded keys.
+
+    Args:
+        valid_lens: `(B,)` (one length per sequence) or `(B, T)` (one per
+            query) integers.
+        num_queries: T (an int, or a scalar tensor from ops.shape).
+        num_keys: S.
+
+    Returns:
+        `(B, T, S)` bool, True where key s < the valid length (attend).
+    """
+    valid_lens = ops.convert_to_tensor(valid_lens)
+    if len(valid_lens.shape) not in (1, 2):
+        raise ValueError(
+            "`valid_lens` must have shape (B,) or (B, T), got shape "
+            f"{tuple(valid_lens.shape)}"
+        )
+    # TODO(l20): give (B,) lengths the shape (B, 1), then
+    #   ops.broadcast_to(..., (B, T)) with B = ops.shape(valid_lens)[0].
+    #   Compare ops.arange(num_keys) with the lengths[..., None] (both
+    #   int32) -> (B, T, S). Our solution is about 5 lines.
+    raise NotImplementedError("l20: padding_mask")
+
+
+def causal_mask(num_queries, num_keys):
+    """The decoder's self-attention mask: no query sees a later position.
+
+    The T queries are the last T of the S positions (S - T earlier ones are
+    cached), so query t sits at position S - T + t.
+
+    Args:
+        num_queries: T (an int, or a scalar tensor from ops.shape).
+        num_keys: S >= T.
+
+    Returns:
+        `(1, T, S)` bool, True where key s <= S - T + t: each query sees
+        itself and everything before it (broadcasts over the batch).
+    """
+    # TODO(l20): the position of query t is (S - T) + t: ops.arange(T) plus
+    #   the offset, as a column (T, 1); compare it with ops.arange(S) as a
+    #   row (1, S) so that key s is kept when s <= position. Add a leading
+    #   batch axis of 1. Our solution is about 3 lines.
+    raise NotImplementedError("l20: causal_mask")
+
+
+class PositionWiseFFN(keras.layers.Layer):
+    """Position-wise feed-forward network: the same 2-layer MLP at every
+    position.
+
+    Args:
+        ffn_num_hiddens: int, F, the hidden size.
+        ffn_num_outputs: int, the output size (D in a Transformer).
+
+    Call arguments:
+        X: `(B, T, D)`.
+
+    Returns:
+        `(B, T, ffn_num_outputs)`: `relu(X W_1 + b_1) W_2 + b_2`.
+    """
+
+    def __init__(self, ffn_num_hiddens: int, ffn_num_outputs: int, **kwargs):
+        super().__init__(**kwargs)
+        _check_positive(
+            ffn_num_hiddens=ffn_num_hiddens, ffn_num_outputs=ffn_num_outputs
+        )
+        self.ffn_num_hiddens = int(ffn_num_hiddens)
+        self.ffn_num_outputs = int(ffn_num_outputs)
+        self.dense1 = keras.layers.Dense(
+            ffn_num_hiddens, name="dense1", dtype=self.dtype_policy
+        )
+        self.dense2 = keras.layers.Dense(
+            ffn_num_outputs, name="dense2", dtype=self.dtype_policy
+        )
+
+    def build(self, X_shape):
+        self.dense1.build(X_shape)
+        self.dense2.build((*X_shape[:-1], self.ffn_num_hiddens))
+
+    def call(self, X):
+        # TODO(l20): dense1, ops.relu, dense2: (B, T, D) -> (B, T, F) ->
+        #   (B, T, ffn_num_outputs). Our solution is 1 line.
+        raise NotImplementedError("l20: PositionWiseFFN.call")
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "ffn_num_hiddens": self.ffn_num_hiddens,
+            "ffn_num_outputs": self.ffn_num_outputs,
+        }
+
+
+class AddNorm(keras.layers.Layer):
+    """Residual connection then layer normalisation (post-norm).
+
+    `LayerNorm(X + Dropout(Y))`, normalising each position's D features:
+    `(Z - mean) / sqrt(var + epsilon) * gamma + beta`, mean and variance
+    over the last axis. Equals `keras.layers.LayerNormalization(epsilon)`
+    applied to `X + Y` (without dropout).
+
+    Args:
+        dropout: float in [0, 1), dropout on Y.
+        epsilon: float, added to the variance (1e-5).
+
+    Call arguments:
+        X: `(B, T, D)`, the sublayer's input (the residual).
+        Y: `(B, T, D)`, the sublayer's output.
+        training: bool, dropout is active only when True.
+
+    Returns:
+        `(B, T, D)`.
+
+    Weights: `gamma (D,)` (ones) and `beta (D,)` (zeros).
+    """
+
+    def __init__(
+        self,
+        dropout: float = 0.0,
+        epsilon: float = LAYER_NORM_EPSILON,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        _check_dropout(dropout)
+        if not epsilon > 0:
+            raise ValueError(f"`epsilon` must be positive, got {epsilon!r}")
+        self.dropout = dropout
+        self.epsilon = float(epsilon)
+        self.residual_dropout = keras.layers.Dropout(
+            dropout, dtype=self.dtype_policy
+        )
+
+    def build(self, X_shape, Y_shape=None):
+        self.gamma = self.add_weight(
+            shape=(X_shape[-1],), initializer="ones", name="gamma"
+        )
+        self.beta = self.add_weight(
+            shape=(X_shape[-1],), initializer="zeros", name="beta"
+        )
+
+    def call(self, X, Y, training=None):
+        # TODO(l20): Z = X + self.residual_dropout(Y, training=training); the
+        #   mean and variance of Z over the last axis only, keeping it
+        #   (ops.moments(Z, axes=[-1], keepdims=True) -> (B, T, 1) each);
+        #   normalise: (Z - mean) * ops.rsqrt(var + self.epsilon), then scale
+        #   by self.gamma and shift by self.beta. Our solution is about 3
+        #   lines.
+        raise NotImplementedError("l20: AddNorm.call")
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "dropout": self.dropout,
+            "epsilon": self.epsilon,
+        }
+
+
+def _attention(
+    num_hiddens: int,
+    num_heads: int,
+    dropout: float,
+    use_bias: bool,
+    dtype,
+    name: str,
+):
+    """Keras multi-head attention with D / H per head and a D output."""
+    return keras.layers.MultiHeadAttention(
+        num_heads=num_heads,
+        key_dim=num_hiddens // num_heads,
+        dropout=dropout,
+        use_bias=use_bias,
+        output_shape=num_hiddens,
+        dtype=dtype,
+        name=name,
+    )
+
+
+class TransformerEncoderBlock(keras.layers.Layer):
+    """Multi-head self-attention and a position-wise FFN, each followed by
+    AddNorm. Keeps the input shape.
+
+    Args:
+        num_hiddens: int, D (divisible by num_heads).
+        ffn_num_hiddens: int, F.
+        num_heads: int, H.
+        dropout: float in [0, 1), in the attention weights and the AddNorms.
+        use_bias: bool, biases in the attention projections.
+
+    Call arguments:
+        X: `(B, S, D)`.
+        valid_lens: None, `(B,)` or `(B, S)`: keys past it are masked.
+        training: bool.
+
+    Returns:
+        `(B, S, D)`.
+    """
+
+    def __init__(
+        self,
+        num_hiddens: int,
+        ffn_num_hiddens: int,
+        num_heads: int,
+        dropout: float = 0.0,
+        use_bias: bool = False,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        _check_positive(
+            num_hiddens=num_hiddens,
+            ffn_num_hiddens=ffn_num_hiddens,
+            num_heads=num_heads,
+        )
+        _check_model_size(num_hiddens, num_heads)
+        _check_dropout(dropout)
+        self.num_hiddens = int(num_hiddens)
+        self.ffn_num_hiddens = int(ffn_num_hiddens)
+        self.num_heads = int(num_heads)
+        self.dropout = dropout
+        self.use_bias = bool(use_bias)
+        policy = self.dtype_policy
+        self.attention = _attention(
+            num_hiddens, num_heads, dropout, use_bias, policy, "attention"
+        )
+        self.addnorm1 = AddNorm(dropout, name="addnorm1", dtype=policy)
+        self.ffn = PositionWiseFFN(
+            ffn_num_hiddens, num_hiddens, name="ffn", dtype=policy
+        )
+        self.addnorm2 = AddNorm(dropout, name="addnorm2", dtype=policy)
+
+    def build(self, X_shape, valid_lens_shape=None):
+        shape = (*X_shape[:-1], self.num_hiddens)
+        self.attention.build(X_shape, X_shape)
+        self.addnorm1.build(shape)
+        self.ffn.build(shape)
+        self.addnorm2.build(shape)
+
+    def call(self, X, valid_lens=None, training=None):
+        # TODO(l20): mask = padding_mask(valid_lens, S, S) with S =
+        #   ops.shape(X)[1] (None when valid_lens is None). Self-attention:
+        #   self.attention(X, X, attention_mask=mask, training=training)
+        #   (Keras's call order is query, value), then
+        #   Y = self.addnorm1(X, that, training=training);
+        #   return self.addnorm2(Y, self.ffn(Y), training=training).
+        #   Every tensor is (B, S, D). Our solution is about 6 lines.
+        raise NotImplementedError("l20: TransformerEncoderBlock.call")
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "num_hiddens": self.num_hiddens,
+            "ffn_num_hiddens": self.ffn_num_hiddens,
+            "num_heads": self.num_heads,
+            "dropout": self.dropout,
+            "use_bias": self.use_bias,
+        }
+
+
+class TransformerEncoder(keras.layers.Layer):
+    """Token embedding (times sqrt(D)) plus positional encoding, then
+    `num_blks` encoder blocks.
+
+    Args:
+        vocab_size: int, the source vocabulary size.
+        num_hiddens: int, D (even, divisible by num_heads).
+        ffn_num_hiddens: int, F.
+        num_heads: int, H.
+        num_blks: int, the number of encoder blocks.
+        dropout: float in [0, 1).
+        use_bias: bool, biases in the attention projections.
+
+    Call arguments:
+        tokens: `(B, S)` integer token ids.
+        valid_lens: None or `(B,)`: the number of real (unpadded) tokens.
+        training: bool.
+
+    Returns:
+        `(B, S, D)`, the encoder outputs.
+    """
+
+    def __init__(
+        self,
+        vocab_size: int,
+        num_hiddens: int,
+        ffn_num_hiddens: int,
+        num_heads: int,
+        num_blks: int,
+        dropout: float = 0.0,
+        use_bias: bool = False,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        _check_positive(
+            vocab_size=vocab_size,
+            num_hiddens=num_hiddens,
+            ffn_num_hiddens=ffn_num_hiddens,
+            num_heads=num_heads,
+            num_blks=num_blks,
+        )
+        _check_model_size(num_hiddens, num_heads)
+        _check_dropout(dropout)
+        self.vocab_size = int(vocab_size)
+        self.num_hiddens = int(num_hiddens)
+        self.ffn_num_hiddens = int(ffn_num_hiddens)
+        self.num_heads = int(num_heads)
+        self.num_blks = int(num_blks)
+        self.dropout = dropout
+        self.use_bias = bool(use_bias)
+        policy = self.dtype_policy
+        self.embedding = keras.layers.Embedding(
+            vocab_size, num_hiddens, name="embedding", dtype=policy
+        )
+        self.embedding_dropout = keras.layers.Dropout(dropout, dtype=policy)
+        self.blks = [
+            TransformerEncoderBlock(
+                num_hiddens,
+                ffn_num_hiddens,
+                num_heads,
+                dropout,
+                use_bias,
+                name=f"block{i}",
+                dtype=policy,
+            )
+            for i in range(num_blks)
+        ]
+
+    def build(self, tokens_shape, valid_lens_shape=None):
+        self.embedding.build(tokens_shape)
+        for blk in self.blks:
+            blk.build((*tokens_shape, self.num_hiddens))
+
+    def call(self, tokens, valid_lens=None, training=None):
+        # TODO(l20): X = self.embedding(tokens) * sqrt(D) (cast D to the
+        #   embedding's dtype) + sinusoidal_positions(ops.arange(S), D,
+        #   X.dtype) -> (B, S, D) (the (S, D) table broadcasts over the
+        #   batch); self.embedding_dropout(X, training=training); then each
+        #   block of self.blks with valid_lens. Our solution is about 6 lines.
+        raise NotImplementedError("l20: TransformerEncoder.call")
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "vocab_size": self.vocab_size,
+            "num_hiddens": self.num_hiddens,
+            "ffn_num_hiddens": self.ffn_num_hiddens,
+            "num_heads": self.num_heads,
+            "num_blks": self.num_blks,
+            "dropout": self.dropout,
+            "use_bias": self.use_bias,
+        }
+
+
+class TransformerDecoderBlock(keras.layers.Layer):
+    """Masked self-attention, encoder-decoder attention and a position-wise
+    FFN, each followed by AddNorm.
+
+    Args:
+        num_hiddens: int, D (divisible by num_heads).
+        ffn_num_hiddens: int, F.
+        num_heads: int, H.
+        dropout: float in [0, 1).
+        use_bias: bool, biases in the attention projections.
+
+    Call arguments:
+        X: `(B, T, D)`, the new target positions.
+        enc_outputs: `(B, S, D)`, the encoder's outputs.
+        enc_valid_lens: None or `(B,)`: the source lengths (masks the
+            encoder-decoder attention).
+        cache: None (training: T positions from 0) or `(B, T0, D)`, this
+            block's inputs at the T0 earlier positions (prediction).
+        training: bool.
+
+    Returns:
+        `(out, kv)`: `out (B, T, D)` and `kv (B, T0 + T, D)`, the cache to
+        pass at the next step (the keys and values of the self-attention).
+    """
+
+    def __init__(
+        self,
+        num_hiddens: int,
+        ffn_num_hiddens: int,
+        num_heads: int,
+        dropout: float = 0.0,
+        use_bias: bool = False,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        _check_positive(
+            num_hiddens=num_hiddens,
+            ffn_num_hiddens=ffn_num_hiddens,
+            num_heads=num_heads,
+        )
+        _check_model_size(num_hiddens, num_heads)
+        _check_dropout(dropout)
+        self.num_hiddens = int(num_hiddens)
+        self.ffn_num_hiddens = int(ffn_num_hiddens)
+        self.num_heads = int(num_heads)
+        self.dropout = dropout
+        self.use_bias = bool(use_bias)
+        policy = self.dtype_policy
+        self.self_attention = _attention(
+            num_hiddens, num_heads, dropout, use_bias, policy, "self_attention"
+        )
+        self.addnorm1 = AddNorm(dropout, name="addnorm1", dtype=policy)
+        self.cross_attention = _attention(
+            num_hiddens, num_heads, dropout, use_bias, policy, "cross_attention"
+        )
+        self.addnorm2 = AddNorm(dropout, name="addnorm2", dtype=policy)
+        self.ffn = PositionWiseFFN(
+            ffn_num_hiddens, num_hiddens, name="ffn", dtype=policy
+        )
+        self.addnorm3 = AddNorm(dropout, name="addnorm3", dtype=policy)
+
+    def build(
+        self,
+        X_shape,
+        enc_outputs_shape,
+        enc_valid_lens_shape=None,
+        cache_shape=None,
+    ):
+        self.self_attention.build(X_shape, X_shape)
+        self.addnorm1.build(X_shape)
+        self.cross_attention.build(X_shape, enc_outputs_shape)
+        self.addnorm2.build(X_shape)
+        self.ffn.build(X_shape)
+        self.addnorm3.build(X_shape)
+
+    def call(
+        self, X, enc_outputs, enc_valid_lens=None, cache=None, training=None
+    ):
+        # TODO(l20): kv = X without a cache, else ops.concatenate([cache, X],
+        #   axis=1) -> (B, S_kv, D). Masked self-attention: queries X, keys
+        #   and values kv, attention_mask = causal_mask(T, S_kv) (sizes from
+        #   ops.shape); Y = addnorm1(X, that). Encoder-decoder attention:
+        #   queries Y, keys and values enc_outputs, attention_mask =
+        #   padding_mask(enc_valid_lens, T, S) (None without lengths);
+        #   Z = addnorm2(Y, that); out = addnorm3(Z, ffn(Z)). Pass
+        #   training=training to the attentions and AddNorms. Return
+        #   (out, kv). Our solution is about 12 lines.
+        raise NotImplementedError("l20: TransformerDecoderBlock.call")
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "num_hiddens": self.num_hiddens,
+            "ffn_num_hiddens": self.ffn_num_hiddens,
+            "num_heads": self.num_heads,
+            "dropout": self.dropout,
+            "use_bias": self.use_bias,
+        }
+
+
+class TransformerDecoder(keras.layers.Layer):
+    """Token embedding (times sqrt(D)) plus positional encoding, `num_blks`
+    decoder blocks, and a dense layer to the vocabulary.
+
+    Args:
+        vocab_size: int, the target vocabulary size V.
+        num_hiddens: int, D (even, divisible by num_heads).
+        ffn_num_hiddens: int, F.
+        num_heads: int, H.
+        num_blks: int, the number of decoder blocks.
+        dropout: float in [0, 1).
+        use_bias: bool, biases in the attention projections.
+
+    Call arguments:
+        tokens: `(B, T)` integer target ids (training: <bos> + the target
+            shifted right; prediction: the newest token, T = 1).
+        enc_outputs: `(B, S, D)`.
+        enc_valid_lens: None or `(B,)`, the source lengths.
+        cache: None, or the list returned by the previous call (one
+            `(B, T0, D)` tensor per block).
+        training: bool.
+
+    Returns:
+        `(logits, cache)`: `logits (B, T, V)` and the list of `num_blks`
+        `(B, T0 + T, D)` tensors to pass at the next step.
+    """
+
+    def __init__(
+        self,
+        vocab_size: int,
+        num_hiddens: int,
+        ffn_num_hiddens: int,
+        num_heads: int,
+        num_blks: int,
+        dropout: float = 0.0,
+        use_bias: bool = False,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        _check_positive(
+            vocab_size=vocab_size,
+            num_hiddens=num_hiddens,
+            ffn_num_hiddens=ffn_num_hiddens,
+            num_heads=num_heads,
+            num_blks=num_blks,
+        )
+        _check_model_size(num_hiddens, num_heads)
+        _check_dropout(dropout)
+        self.vocab_size = int(vocab_size)
+        self.num_hiddens = int(num_hiddens)
+        self.ffn_num_hiddens = int(ffn_num_hiddens)
+        self.num_heads = int(num_heads)
+        self.num_blks = int(num_blks)
+        self.dropout = dropout
+        self.use_bias = bool(use_bias)
+        policy = self.dtype_policy
+        self.embedding = keras.layers.Embedding(
+            vocab_size, num_hiddens, name="embedding", dtype=policy
+        )
+        self.embedding_dropout = keras.layers.Dropout(dropout, dtype=policy)
+        self.blks = [
+            TransformerDecoderBlock(
+                num_hiddens,
+                ffn_num_hiddens,
+                num_heads,
+                dropout,
+                use_bias,
+                name=f"block{i}",
+                dtype=policy,
+            )
+            for i in range(num_blks)
+        ]
+        self.dense = keras.layers.Dense(vocab_size, name="dense", dtype=policy)
+
+    def build(
+        self,
+        tokens_shape,
+        enc_outputs_shape,
+        enc_valid_lens_shape=None,
+        cache_shape=None,
+    ):
+        self.embedding.build(tokens_shape)
+        shape = (*tokens_shape, self.num_hiddens)
+        for blk in self.blks:
+            blk.build(shape, enc_outputs_shape)
+        self.dense.build(shape)
+
+    def call(
+        self,
+        tokens,
+        enc_outputs,
+        enc_valid_lens=None,
+        cache=None,
+        training=None,
+    ):
+        # TODO(l20): the new tokens sit at positions start .. start + T - 1,
+        #   start = 0 without a cache, else ops.shape(cache[0])[1] (the
+        #   number of cached steps). X = self.embedding(tokens) * sqrt(D) +
+        #   sinusoidal_positions(those positions, D, X.dtype); dropout; then
+        #   each block i with enc_outputs, enc_valid_lens and its own cache
+        #   (cache[i], or None), collecting the kv each returns. Return
+        #   (self.dense(X) -> (B, T, V), the list of kv).
+        #   Our solution is about 10 lines.
+        raise NotImplementedError("l20: TransformerDecoder.call")
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "vocab_size": self.vocab_size,
+            "num_hiddens": self.num_hiddens,
+            "ffn_num_hiddens": self.ffn_num_hiddens,
+            "num_heads": self.num_heads,
+            "num_blks": self.num_blks,
+            "dropout": self.dropout,
+            "use_bias": self.use_bias,
+        }
+
+
+class Transformer(keras.Model):
+    """The encoder-decoder Transformer, for `fit` with teacher forcing.
+
+    Args:
+        src_vocab_size: int, the source vocabulary size.
+        tgt_vocab_size: int, the target vocabulary size V.
+        num_hiddens: int, D.
+        ffn_num_hiddens: int, F.
+        num_heads: int, H.
+        num_blks: int, blocks in the encoder and in the decoder.
+        dropout: float in [0, 1).
+        use_bias: bool, biases in the attention projections.
+
+    Call arguments:
+        inputs: `(src (B, S) int, src_valid_len (B,) int, dec_input (B, T)
+            int)`; dec_input is <bos> + the target without its last token.
+        training: bool.
+
+    Returns:
+        `(B, T, V)` logits.
+    """
+
+    def __init__(
+        self,
+        src_vocab_size: int,
+        tgt_vocab_size: int,
+        num_hiddens: int = 32,
+        ffn_num_hiddens: int = 64,
+        num_heads: int = 4,
+        num_blks: int = 2,
+        dropout: float = 0.1,
+        use_bias: bool = False,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self.src_vocab_size = int(src_vocab_size)
+        self.tgt_vocab_size = int(tgt_vocab_size)
+        self.num_hiddens = int(num_hiddens)
+        self.ffn_num_hiddens = int(ffn_num_hiddens)
+        self.num_heads = int(num_heads)
+        self.num_blks = int(num_blks)
+        self.dropout = dropout
+        self.use_bias = bool(use_bias)
+        sizes = (num_hiddens, ffn_num_hiddens, num_heads, num_blks, dropout)
+        self.encoder = TransformerEncoder(
+            src_vocab_size,
+            *sizes,
+            use_bias=use_bias,
+            name="encoder",
+            dtype=self.dtype_policy,
+        )
+        self.decoder = TransformerDecoder(
+            tgt_vocab_size,
+            *sizes,
+            use_bias=use_bias,
+            name="decoder",
+            dtype=self.dtype_policy,
+        )
+
+    def call(self, inputs, training=None):
+        src, src_valid_len, dec_input = inputs
+        enc_outputs = self.encoder(src, src_valid_len, training=training)
+        logits, _ = self.decoder(
+            dec_input, enc_outputs, src_valid_len, training=training
+        )
+        return logits
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "src_vocab_size": self.src_vocab_size,
+            "tgt_vocab_size": self.tgt_vocab_size,
+            "num_hiddens": self.num_hiddens,
+            "ffn_num_hiddens": self.ffn_num_hiddens,
+            "num_heads": self.num_heads,
+            "num_blks": self.num_blks,
+            "dropout": self.dropout,
+            "use_bias": self.use_bias,
+        }
+
+
+def greedy_decode(
+    model: Transformer,
+    src,
+    src_valid_len,
+    bos_id: int,
+    eos_id: int,
+    num_steps: int,
+):
+    """Greedy decoding with the decoder's cache (eager; one token a step).
+
+    Args:
+        model: a `Transformer`.
+        src: `(B, S)` int source tokens.
+        src_valid_len: `(B,)` int source lengths.
+        bos_id: int, the <bos> token that starts every target.
+        eos_id: int, the <eos> token that ends one.
+        num_steps: int, the most tokens to generate.
+
+    Returns:
+        `(tokens, lengths)`: `tokens (B, num_steps)` int32 NumPy, the argmax
+        token of each step, `eos_id` from each sequence's first <eos> on;
+        `lengths (B,)` int32, the number of tokens before that <eos>
+        (num_steps if none came). Stops early once every sequence has ended.
+    """
+    _check_positive(num_steps=num_steps)
+    # TODO(l20): encode once (training=False). Start from a (B, 1) column of
+    #   bos_id (int32) and cache = None. At each step: logits, cache =
+    #   model.decoder(token, enc_outputs, src_valid_len, cache,
+    #   training=False); the next token is the argmax of logits[:, -1]
+    #   (B,); sequences already done emit eos_id; remember the tokens; stop
+    #   once all are done. Fill the steps not run with eos_id and count the
+    #   tokens before the first eos_id. NumPy is fine for the bookkeeping.
+    #   Our solution is about 16 lines.
+    raise NotImplementedError("l20: greedy_decode")

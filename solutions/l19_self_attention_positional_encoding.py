@@ -1,0 +1,175 @@
+"""Lesson 19: self-attention and positional encoding (自注意力和位置编码).
+
+Self-attention is attention whose queries, keys and values all come from
+the same sequence X (B, T, D): every token attends to every token, in
+parallel. It has no notion of order (permute the tokens and the outputs are
+permuted alike), so the order is added to the input: X + P.
+
+Sinusoidal positional encoding (位置编码), interleaved sin and cos:
+
+    P[i, 2j]   = sin(i * w_j),   w_j = 1 / 10000^(2j/D)
+    P[i, 2j+1] = cos(i * w_j),   j = 0 .. D/2 - 1
+
+Each pair of columns (2j, 2j+1) is a point on a circle turning with the
+position at frequency w_j; the frequencies fall from 1 to about 1/10000
+along the encoding dimension, like the bits of a binary counter.
+Position 0 is [0, 1, 0, 1, ...].
+
+Relative positions: a fixed offset delta is a rotation. For each frequency,
+
+    [P[i+d, 2j], P[i+d, 2j+1]] = [P[i, 2j], P[i, 2j+1]] @ R_j(d),
+    R_j(d) = [[ cos(d w_j), -sin(d w_j)],
+              [ sin(d w_j),  cos(d w_j)]]
+
+so P[i + d] = P[i] @ M(d) with M(d) block diagonal (the R_j(d)), the same
+matrix for every position i: a linear map that depends only on the offset.
+
+Comparing layers over a sequence of n tokens of size d (kernel k for CNNs):
+
+    layer            compute     sequential ops   maximum path length
+    CNN              O(k n d^2)  O(1)             O(n / k)
+    RNN              O(n d^2)    O(n)             O(n)
+    self-attention   O(n^2 d)    O(1)             O(1)
+
+Reference: Vaswani et al. 2017, section 3.5; d2l 10.6 (11.6).
+"""
+
+import keras
+from keras import ops
+
+
+def _check_even(num_hiddens: int) -> None:
+    if int(num_hiddens) != num_hiddens or num_hiddens <= 0 or num_hiddens % 2:
+        raise ValueError(
+            f"`num_hiddens` must be a positive even int, got {num_hiddens!r}"
+        )
+
+
+def positional_encoding_table(max_len: int, num_hiddens: int, dtype="float32"):
+    """The sinusoidal positional encoding of positions 0 .. max_len - 1.
+
+    Args:
+        max_len: int, the number of positions.
+        num_hiddens: int, D, even.
+        dtype: the table's dtype.
+
+    Returns:
+        `(max_len, D)`: `P[i, 2j] = sin(i / 10000^(2j/D))`,
+        `P[i, 2j+1] = cos(i / 10000^(2j/D))`.
+    """
+    _check_even(num_hiddens)
+    # TODO(l19): positions i = ops.arange(max_len) as a column (max_len, 1);
+    #   the frequencies 1 / 10000^(2j/D) for j = 0 .. D/2 - 1 as a row
+    #   (1, D/2) (ops.arange(0, D, 2) / D gives 2j/D; ops.power); their
+    #   product is the angle table (max_len, D/2). Interleave sin and cos so
+    #   sin lands in the even columns: ops.stack([sin, cos], axis=-1)
+    #   -> (max_len, D/2, 2), then reshape to (max_len, D). Compute in
+    #   float32 and cast to `dtype` at the end. Our solution is about 5 lines.
+    # BEGIN SOLUTION
+    positions = ops.arange(max_len, dtype="float32")[:, None]  # (L, 1)
+    exponents = ops.arange(0, num_hiddens, 2, dtype="float32") / num_hiddens
+    angles = positions / ops.power(10000.0, exponents)[None, :]  # (L, D/2)
+    table = ops.stack([ops.sin(angles), ops.cos(angles)], axis=-1)
+    return ops.cast(ops.reshape(table, (max_len, num_hiddens)), dtype)
+    # END SOLUTION
+
+
+def relative_shift(delta: int, num_hiddens: int, dtype="float32"):
+    """The matrix M(delta) with `P[i + delta] = P[i] @ M(delta)` for all i.
+
+    Args:
+        delta: int, the offset (may be negative).
+        num_hiddens: int, D, even.
+        dtype: the matrix's dtype.
+
+    Returns:
+        `(D, D)`, block diagonal: block j (rows and columns 2j, 2j+1) is
+        `[[cos(delta w_j), -sin(delta w_j)], [sin(delta w_j),
+        cos(delta w_j)]]` with `w_j = 1 / 10000^(2j/D)`; zeros elsewhere.
+    """
+    _check_even(num_hiddens)
+    # TODO(l19): the angles delta * w_j, (D/2,). The four entries of each
+    #   2x2 block as (D/2,) vectors c = cos, s = sin: the diagonal of M is
+    #   [c_0, c_0, c_1, c_1, ...]; M[2j, 2j+1] = -s_j and M[2j+1, 2j] = s_j.
+    #   One way: build the blocks (D/2, 2, 2) with ops.stack, then place
+    #   them on the diagonal: ops.eye(D/2)[:, None, :, None] * blocks[:, :,
+    #   None, :] -> (D/2, 2, D/2, 2), reshaped to (D, D).
+    #   Our solution is about 7 lines.
+    # BEGIN SOLUTION
+    half = num_hiddens // 2
+    exponents = ops.arange(0, num_hiddens, 2, dtype="float32") / num_hiddens
+    angles = float(delta) / ops.power(10000.0, exponents)  # (D/2,)
+    c, s = ops.cos(angles), ops.sin(angles)
+    blocks = ops.stack([ops.stack([c, -s], -1), ops.stack([s, c], -1)], 1)
+    eye = ops.eye(half, dtype="float32")  # (D/2, D/2)
+    M = eye[:, None, :, None] * blocks[:, :, None, :]  # (D/2, 2, D/2, 2)
+    return ops.cast(ops.reshape(M, (num_hiddens, num_hiddens)), dtype)
+    # END SOLUTION
+
+
+class PositionalEncoding(keras.layers.Layer):
+    """Adds the sinusoidal positional encoding, then dropout.
+
+    Args:
+        num_hiddens: int, D, even.
+        dropout: float in [0, 1), applied to X + P.
+        max_len: int, the longest sequence the layer accepts.
+
+    Call arguments:
+        X: `(B, T, D)`, T <= max_len (e.g. embeddings).
+        training: bool, dropout is active only when True.
+
+    Returns:
+        `(B, T, D)`: `Dropout(X + P[:T])`, the same P for every sequence.
+    """
+
+    def __init__(
+        self,
+        num_hiddens: int,
+        dropout: float = 0.0,
+        max_len: int = 1000,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        _check_even(num_hiddens)
+        if int(max_len) != max_len or max_len <= 0:
+            raise ValueError(
+                f"`max_len` must be a positive int, got {max_len!r}"
+            )
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"`dropout` must be in [0, 1), got {dropout!r}")
+        self.num_hiddens = int(num_hiddens)
+        self.dropout = dropout
+        self.max_len = int(max_len)
+        self.encoding_dropout = keras.layers.Dropout(
+            dropout, dtype=self.dtype_policy
+        )
+
+    def build(self, X_shape):
+        if X_shape[-1] != self.num_hiddens:
+            raise ValueError(
+                f"`X` must have {self.num_hiddens} features (num_hiddens), "
+                f"got shape {X_shape}"
+            )
+        # A constant, not a weight: nothing to train or to save.
+        self.P = positional_encoding_table(
+            self.max_len, self.num_hiddens, self.compute_dtype
+        )
+
+    def call(self, X, training=None):
+        # TODO(l19): add the first T rows of self.P (max_len, D), T =
+        #   ops.shape(X)[1], to X (B, T, D) (the (T, D) rows broadcast over
+        #   the batch), then self.encoding_dropout(..., training=training).
+        #   Our solution is about 2 lines.
+        # BEGIN SOLUTION
+        X = X + self.P[None, : ops.shape(X)[1], :]  # (B, T, D)
+        return self.encoding_dropout(X, training=training)
+        # END SOLUTION
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "num_hiddens": self.num_hiddens,
+            "dropout": self.dropout,
+            "max_len": self.max_len,
+        }
