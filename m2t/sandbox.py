@@ -49,6 +49,8 @@ def encode(obj: Any) -> bytes:
         if isinstance(x, np.ndarray):
             arrays.append(x)
             return {"$a": len(arrays) - 1}
+        if isinstance(x, np.generic):  # NumPy scalars travel as Python ones
+            return x.item()
         if isinstance(x, tuple):
             return {"$t": [walk(v) for v in x]}
         if isinstance(x, list):

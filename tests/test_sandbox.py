@@ -121,10 +121,12 @@ def test_codec_round_trip_never_pickles():
     value = {
         "a": np.arange(6, dtype="float32").reshape(2, 3),
         "b": (1, 2.5, None, "x", [True, np.zeros(0, "int32")]),
+        "c": np.int32(7),
     }
     back = decode(encode(value))
     np.testing.assert_array_equal(back["a"], value["a"])
     assert back["b"][:4] == (1, 2.5, None, "x") and back["b"][4][0] is True
+    assert back["c"] == 7 and type(back["c"]) is int
     with pytest.raises(TypeError):
         encode({"x": object()})
     with pytest.raises(ValueError):  # an object array would need pickle

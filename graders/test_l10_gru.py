@@ -1,0 +1,328 @@
+"""Grader for lesson 10: the GRU cell.
+
+Sizes: B=2 sequences, T=3 steps, D=5 input features, U=4 hidden units;
+every axis has its own size, so a transpose cannot pass unnoticed.
+Conventions: reset gate before the recurrent matmul (Keras
+`GRU(reset_after=False)`), blocks [z | r | h], `h = z*h_prev + (1-z)*h_cand`.
+The cell is checked against a float64 NumPy reference and against
+`keras.layers.GRU(reset_after=False)` with the same weights.
+"""
+
+import numpy as np
+import pytest
+
+from graders._contract import gradient_check
+from graders._contract import layer_contract
+from graders._judge import Mistake
+from graders._judge import expect
+from graders._judge import expect_close
+from graders._judge import expect_shape
+from graders._probe import Lesson
+from graders._tol import GRAD
+
+lesson = Lesson("l10_gru")
+B, T, D, U = 2, 3, 5, 4
+
+# ---------------------------------------------------------------- mistakes
+UPDATE_INVERTED = Mistake(
+    "update_gate_inverted",
+    "the update gate is used the other way round (h = (1-z)*h_prev + "
+    "z*h_cand): z near 1 must KEEP the old state, h = z*h_prev + "
+    "(1-z)*h_cand.",
+)
+RESET_AFTER = Mistake(
+    "reset_after_matmul",
+    "the reset gate multiplies h_prev @ W_hh (Keras's reset_after=True "
+    "form); this lesson applies it before the matmul: (r * h_prev) @ W_hh.",
+)
+GATES_SWAPPED = Mistake(
+    "gates_swapped",
+    "the z and r blocks are exchanged: the weight columns are ordered "
+    "[z | r | h] (update gate first), as in Keras.",
+)
+MISTAKES = (UPDATE_INVERTED, RESET_AFTER, GATES_SWAPPED)
+
+
+# --------------------------------------------------- float64 references
+def _sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def ref_gru_step(x, h, kernel, recurrent, bias, mistake=None):
+    """One step in float64: x (B, D), h (B, U) -> (B, U)."""
+    x, h = np.asarray(x, np.float64), np.asarray(h, np.float64)
+    w_z, w_r, w_h = np.split(np.asarray(kernel, np.float64), 3, axis=-1)
+    u_z, u_r, u_h = np.split(np.asarray(recurrent, np.float64), 3, axis=-1)
+    b_z, b_r, b_h = np.split(np.asarray(bias, np.float64), 3, axis=-1)
+    if mistake is GATES_SWAPPED:
+        w_z, w_r, u_z, u_r, b_z, b_r = w_r, w_z, u_r, u_z, b_r, b_z
+    z = _sigmoid(x @ w_z + h @ u_z + b_z)
+    r = _sigmoid(x @ w_r + h @ u_r + b_r)
+    if mistake is RESET_AFTER:
+        h_cand = np.tanh(x @ w_h + r * (h @ u_h) + b_h)
+    else:
+        h_cand = np.tanh(x @ w_h + (r * h) @ u_h + b_h)
+    if mistake is UPDATE_INVERTED:
+        return (1.0 - z) * h + z * h_cand
+    return z * h + (1.0 - z) * h_cand
+
+
+def ref_gru(x, h0, weights, mistake=None):
+    """A whole sequence: x (B, T, D), h0 (B, U) -> ((B, T, U), (B, U))."""
+    h = np.asarray(h0, np.float64)
+    outputs = []
+    for t in range(x.shape[1]):
+        h = ref_gru_step(x[:, t], h, *weights, mistake=mistake)
+        outputs.append(h)
+    return np.stack(outputs, axis=1), h
+
+
+def _diagnoses(reference, *args, part=None):
+    """Mistake -> a function computing that mistake's output on `args`."""
+
+    def output(mistake):
+        out = reference(*args, mistake=mistake)
+        return out if part is None else out[part]
+
+    return {m: (lambda m=m: output(m)) for m in MISTAKES}
+
+
+def keras_gru(x, h0, weights):
+    """The judge's own run of keras.layers.GRU(reset_after=False)."""
+    import keras
+
+    layer = keras.layers.GRU(
+        U, reset_after=False, return_sequences=True, return_state=True
+    )
+    layer(x, initial_state=[h0])  # build
+    layer.set_weights(weights)
+    outputs, h = layer(x, initial_state=[h0])
+    return np.asarray(outputs), np.asarray(h)
+
+
+# ------------------------------------------------------------------ probes
+@lesson.probe
+def run_step(m, x, h):
+    cell = m.GRUCell(U)
+    h_new, states = cell(x, [h])
+    return h_new, list(states)
+
+
+@lesson.probe
+def run_step_with_weights(m, x, h, weights):
+    cell = m.GRUCell(U)
+    cell(x, [h])  # build
+    cell.set_weights(weights)
+    h_new, states = cell(x, [h])
+    return h_new, list(states)
+
+
+@lesson.probe
+def run_sequence(m, x, h0, weights):
+    import keras
+
+    rnn = keras.layers.RNN(
+        m.GRUCell(U), return_sequences=True, return_state=True
+    )
+    rnn(x, initial_state=[h0])  # build
+    rnn.set_weights(weights)
+    outputs, h = rnn(x, initial_state=[h0])
+    return outputs, h
+
+
+@lesson.probe
+def run_contract(m, x, h):
+    import keras
+
+    facts = layer_contract(lambda: m.GRUCell(U), [x, h], symbolic=[(D,), (U,)])
+    rnn = keras.layers.RNN(m.GRUCell(U))
+    facts["rnn_symbolic_shape"] = tuple(rnn(keras.Input((None, D))).shape)
+    errors = {}
+    for value in (0, -3, 2.5):
+        try:
+            m.GRUCell(value)
+            errors[str(value)] = ""
+        except ValueError as exc:
+            errors[str(value)] = str(exc)
+    facts["errors"] = errors
+    return facts
+
+
+@lesson.probe
+def run_gradient(m, wrt, x, h, weights, probe_weights):
+    import keras
+
+    cell = m.GRUCell(U, dtype="float64")
+    cell(x, [h])  # build
+    cell.set_weights(weights)
+
+    def f(v):
+        args = (v, h) if wrt == "inputs" else (x, v)
+        h_new, _ = cell(args[0], [args[1]])
+        return keras.ops.sum(h_new * probe_weights)
+
+    return gradient_check(f, x if wrt == "inputs" else h)
+
+
+# ------------------------------------------------------------------ inputs
+def _weights(rng, scale=0.5):
+    return [
+        (rng.standard_normal((D, 3 * U)) * scale).astype("float32"),
+        (rng.standard_normal((U, 3 * U)) * scale).astype("float32"),
+        (rng.standard_normal(3 * U) * scale).astype("float32"),
+    ]
+
+
+def _with_gate_bias(weights, z=None, r=None):
+    """The same weights with the z and/or r bias block set to a constant."""
+    bias = weights[2].copy()
+    if z is not None:
+        bias[:U] = z
+    if r is not None:
+        bias[U : 2 * U] = r
+    return [weights[0], weights[1], bias]
+
+
+def _sequence(rng):
+    x = rng.standard_normal((B, T, D)).astype("float32")
+    h0 = rng.standard_normal((B, U)).astype("float32")
+    return x, h0
+
+
+# ------------------------------------------------------------------ checks
+@pytest.mark.parametrize("batch,d", [(B, D), (3, 7)], ids=["B2_D5", "B3_D7"])
+def test_step_shapes(rng, batch, d):
+    x = rng.standard_normal((batch, d)).astype("float32")
+    h = rng.standard_normal((batch, U)).astype("float32")
+    h_new, states = run_step(x, h)
+    expect_shape(h_new, (batch, U), "GRUCell output h_new")
+    expect(
+        len(states) == 1,
+        f"GRUCell must return (h_new, [h_new]): one state, got {len(states)}.",
+    )
+    expect_close(
+        states[0],
+        h_new,
+        "GRUCell: the returned state vs the output",
+        hint="a GRU's output IS its new state: return (h_new, [h_new]).",
+    )
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("start", ["zeros", "random"], ids=["h0_zero", "h0"])
+def test_sequence_matches_reference(rng, start):
+    x, h0 = _sequence(rng)
+    if start == "zeros":
+        h0 = np.zeros_like(h0)
+    weights = _weights(rng)
+    outputs, h = run_sequence(x, h0, weights)
+    ref_outputs, ref_h = ref_gru(x, h0, weights)
+    expect_close(
+        outputs,
+        ref_outputs,
+        "GRU outputs over the sequence (B, T, U)",
+        diagnoses=_diagnoses(ref_gru, x, h0, weights, part=0),
+    )
+    expect_close(
+        h,
+        ref_h,
+        "GRU final state (B, U)",
+        diagnoses=_diagnoses(ref_gru, x, h0, weights, part=1),
+    )
+
+
+@pytest.mark.points(2)
+def test_matches_keras_gru_after_weight_transfer(rng):
+    x, h0 = _sequence(rng)
+    weights = _weights(rng)
+    outputs, h = run_sequence(x, h0, weights)
+    keras_outputs, keras_h = keras_gru(x, h0, weights)
+    expect_close(
+        outputs,
+        keras_outputs,
+        "GRUCell in keras.layers.RNN vs keras.layers.GRU(reset_after=False) "
+        "outputs",
+        diagnoses=_diagnoses(ref_gru, x, h0, weights, part=0),
+        hint="same [kernel, recurrent_kernel, bias] with blocks [z | r | h].",
+    )
+    expect_close(h, keras_h, "final state vs keras.layers.GRU")
+
+
+def test_update_gate_open_keeps_the_state(rng):
+    """Z near 1 (bias +30) copies H_{t-1} forward unchanged: the memory."""
+    x, h0 = _sequence(rng)
+    weights = _with_gate_bias(_weights(rng), z=30.0)
+    _, h = run_sequence(x, h0, weights)
+    expect_close(
+        h,
+        h0,
+        "GRU final state with the update gate saturated at 1",
+        diagnoses=_diagnoses(ref_gru, x, h0, weights, part=1),
+        hint="with z = 1, h = z*h_prev + (1-z)*h_cand is h_prev at every step.",
+    )
+
+
+def test_reset_and_update_closed_forget_the_past(rng):
+    """R near 0 and Z near 0: H_t = tanh(X_t W_xh + b_h), whatever H_{t-1}."""
+    x = rng.standard_normal((B, D)).astype("float32")
+    h = rng.standard_normal((B, U)).astype("float32")
+    weights = _with_gate_bias(_weights(rng), z=-30.0, r=-30.0)
+    h_new, _ = run_step_with_weights(x, h, weights)
+    w_h = weights[0][:, 2 * U :].astype(np.float64)
+    expected = np.tanh(x @ w_h + weights[2][2 * U :])
+    expect_close(
+        h_new,
+        expected,
+        "GRU step with reset and update gates at 0",
+        diagnoses=_diagnoses(ref_gru_step, x, h, *weights),
+        hint="r = 0 removes h_prev from the candidate and z = 0 takes the "
+        "candidate whole.",
+    )
+
+
+def test_keras_layer_contract(rng):
+    x = rng.standard_normal((B, D)).astype("float32")
+    h = rng.standard_normal((B, U)).astype("float32")
+    facts = run_contract(x, h)
+    expect_shape(facts["output_shape"], (B, U), "GRUCell output")
+    expect_shape(facts["symbolic_shape"], (None, U), "GRUCell on keras.Input")
+    expect_shape(
+        facts["rnn_symbolic_shape"],
+        (None, U),
+        "keras.layers.RNN(GRUCell) on keras.Input((None, D))",
+    )
+    expect(
+        facts["trainable"] == 3,
+        "GRUCell should have 3 trainable weights (kernel, recurrent_kernel, "
+        f"bias), has {facts['trainable']}.",
+    )
+    expect(
+        facts["config_roundtrip_diff"] == 0.0,
+        "GRUCell: from_config(get_config()) gives a different output.",
+    )
+    expect(
+        facts["grads_finite"] and facts["step_changes_weights"],
+        "GRUCell: some weight gets no or a non-finite gradient.",
+    )
+    for value, message in facts["errors"].items():
+        expect(
+            "units" in message and value in message,
+            f"GRUCell({value}) should raise ValueError naming `units` and "
+            f"the value, got {message!r}.",
+        )
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("wrt", ["inputs", "state"])
+def test_gradient_matches_centred_differences(rng, wrt):
+    x = rng.standard_normal((B, D))
+    h = rng.standard_normal((B, U))
+    weights = [w.astype("float64") for w in _weights(rng)]
+    probe_weights = rng.standard_normal((B, U))
+    analytic, numeric = run_gradient(wrt, x, h, weights, probe_weights)
+    expect_close(
+        analytic,
+        numeric,
+        f"GRU step d(loss)/d({wrt}) vs centred differences",
+        tol=GRAD,
+    )

@@ -1,0 +1,367 @@
+"""Grader for lesson 11: the LSTM cell.
+
+Sizes: B=2 sequences, T=3 steps, D=5 input features, U=4 hidden units;
+every axis has its own size, so a transpose cannot pass unnoticed.
+Conventions: blocks [i | f | c | o] as Keras, `c = f*c_prev + i*c_cand`,
+`h = o*tanh(c)`, states `[h, c]`, forget-gate bias initialised to 1.
+The cell is checked against a float64 NumPy reference and against
+`keras.layers.LSTM` with the same weights.
+"""
+
+import numpy as np
+import pytest
+
+from graders._contract import gradient_check
+from graders._contract import layer_contract
+from graders._judge import Mistake
+from graders._judge import expect
+from graders._judge import expect_close
+from graders._judge import expect_shape
+from graders._probe import Lesson
+from graders._tol import GRAD
+
+lesson = Lesson("l11_lstm")
+B, T, D, U = 2, 3, 5, 4
+
+# ---------------------------------------------------------------- mistakes
+FORGET_MISSING = Mistake(
+    "forget_gate_missing",
+    "the old memory is added without the forget gate (c = c_prev + "
+    "i*c_cand), so the cell can never forget: c = f*c_prev + i*c_cand.",
+)
+MEMORY_DROPPED = Mistake(
+    "memory_not_carried",
+    "the old memory is dropped (c = i*c_cand): the memory cell must carry "
+    "f*c_prev forward, c = f*c_prev + i*c_cand.",
+)
+OUTPUT_NO_TANH = Mistake(
+    "output_without_tanh",
+    "the hidden state uses the memory itself (h = o*c); squash it first, "
+    "h = o*tanh(c), so h stays in (-1, 1).",
+)
+IF_SWAPPED = Mistake(
+    "input_forget_swapped",
+    "the input and forget gate blocks are exchanged: the columns are "
+    "ordered [i | f | c | o], input gate first, as in Keras.",
+)
+MISTAKES = (FORGET_MISSING, MEMORY_DROPPED, OUTPUT_NO_TANH, IF_SWAPPED)
+
+
+# --------------------------------------------------- float64 references
+def _sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def ref_lstm_step(x, h, c, kernel, recurrent, bias, mistake=None):
+    """One step in float64: x (B, D), h and c (B, U) -> (h_new, c_new)."""
+    x, h, c = (np.asarray(a, np.float64) for a in (x, h, c))
+    pre = x @ kernel + h @ recurrent + np.asarray(bias, np.float64)
+    pre_i, pre_f, pre_c, pre_o = np.split(pre, 4, axis=-1)
+    if mistake is IF_SWAPPED:
+        pre_i, pre_f = pre_f, pre_i
+    i, f, o = _sigmoid(pre_i), _sigmoid(pre_f), _sigmoid(pre_o)
+    c_cand = np.tanh(pre_c)
+    if mistake is FORGET_MISSING:
+        c_new = c + i * c_cand
+    elif mistake is MEMORY_DROPPED:
+        c_new = i * c_cand
+    else:
+        c_new = f * c + i * c_cand
+    h_new = o * c_new if mistake is OUTPUT_NO_TANH else o * np.tanh(c_new)
+    return h_new, c_new
+
+
+def ref_lstm(x, h0, c0, weights, mistake=None):
+    """A sequence: x (B, T, D) -> (outputs (B, T, U), h (B, U), c (B, U))."""
+    h, c = h0, c0
+    outputs = []
+    for t in range(x.shape[1]):
+        h, c = ref_lstm_step(x[:, t], h, c, *weights, mistake=mistake)
+        outputs.append(h)
+    return np.stack(outputs, axis=1), h, c
+
+
+def _diagnoses(reference, *args, part=None):
+    """Mistake -> a function computing that mistake's output on `args`."""
+
+    def output(mistake):
+        out = reference(*args, mistake=mistake)
+        return out if part is None else out[part]
+
+    return {m: (lambda m=m: output(m)) for m in MISTAKES}
+
+
+def keras_lstm(x, h0, c0, weights):
+    """The judge's own run of keras.layers.LSTM with the same weights."""
+    import keras
+
+    layer = keras.layers.LSTM(U, return_sequences=True, return_state=True)
+    layer(x, initial_state=[h0, c0])  # build
+    layer.set_weights(weights)
+    outputs, h, c = layer(x, initial_state=[h0, c0])
+    return np.asarray(outputs), np.asarray(h), np.asarray(c)
+
+
+# ------------------------------------------------------------------ probes
+@lesson.probe
+def run_step(m, x, h, c, weights=None):
+    cell = m.LSTMCell(U)
+    cell(x, [h, c])  # build
+    if weights is not None:
+        cell.set_weights(weights)
+    h_new, states = cell(x, [h, c])
+    return h_new, list(states)
+
+
+@lesson.probe
+def run_fresh_cell_without_kernels(m, x, h, c):
+    """Default initial bias, kernels zeroed: only the bias drives the gates."""
+    cell = m.LSTMCell(U)
+    cell(x, [h, c])  # build
+    cell.kernel.assign(np.zeros(cell.kernel.shape, "float32"))
+    cell.recurrent_kernel.assign(
+        np.zeros(cell.recurrent_kernel.shape, "float32")
+    )
+    h_new, states = cell(x, [h, c])
+    return h_new, list(states), cell.bias
+
+
+@lesson.probe
+def run_sequence(m, x, h0, c0, weights):
+    import keras
+
+    rnn = keras.layers.RNN(
+        m.LSTMCell(U), return_sequences=True, return_state=True
+    )
+    rnn(x, initial_state=[h0, c0])  # build
+    rnn.set_weights(weights)
+    outputs, h, c = rnn(x, initial_state=[h0, c0])
+    return outputs, h, c
+
+
+@lesson.probe
+def run_contract(m, x, h, c):
+    import keras
+
+    facts = layer_contract(lambda: m.LSTMCell(U), [x, [h, c]], symbolic=None)
+    rnn = keras.layers.RNN(m.LSTMCell(U))
+    facts["rnn_symbolic_shape"] = tuple(rnn(keras.Input((None, D))).shape)
+    errors = {}
+    for value in (0, -3, 2.5):
+        try:
+            m.LSTMCell(value)
+            errors[str(value)] = ""
+        except ValueError as exc:
+            errors[str(value)] = str(exc)
+    facts["errors"] = errors
+    return facts
+
+
+@lesson.probe
+def run_gradient(m, wrt, x, h, c, weights, probe_weights):
+    import keras
+
+    cell = m.LSTMCell(U, dtype="float64")
+    cell(x, [h, c])  # build
+    cell.set_weights(weights)
+
+    def f(v):
+        args = {"inputs": (v, h, c), "hidden": (x, v, c), "memory": (x, h, v)}
+        xx, hh, cc = args[wrt]
+        h_new, (_, c_new) = cell(xx, [hh, cc])
+        return keras.ops.sum(h_new * probe_weights[0]) + keras.ops.sum(
+            c_new * probe_weights[1]
+        )
+
+    return gradient_check(f, {"inputs": x, "hidden": h, "memory": c}[wrt])
+
+
+# ------------------------------------------------------------------ inputs
+def _weights(rng, scale=0.5):
+    return [
+        (rng.standard_normal((D, 4 * U)) * scale).astype("float32"),
+        (rng.standard_normal((U, 4 * U)) * scale).astype("float32"),
+        (rng.standard_normal(4 * U) * scale).astype("float32"),
+    ]
+
+
+def _state(rng, scale=1.0):
+    h = rng.uniform(-0.9, 0.9, (B, U)).astype("float32")
+    c = (rng.standard_normal((B, U)) * scale).astype("float32")
+    return h, c
+
+
+# ------------------------------------------------------------------ checks
+@pytest.mark.parametrize("batch,d", [(B, D), (3, 7)], ids=["B2_D5", "B3_D7"])
+def test_step_shapes(rng, batch, d):
+    x = rng.standard_normal((batch, d)).astype("float32")
+    h = rng.standard_normal((batch, U)).astype("float32")
+    c = rng.standard_normal((batch, U)).astype("float32")
+    h_new, states = run_step(x, h, c)
+    expect_shape(h_new, (batch, U), "LSTMCell output h_new")
+    expect(
+        len(states) == 2,
+        "LSTMCell must return (h_new, [h_new, c_new]): two states, got "
+        f"{len(states)}.",
+    )
+    expect_shape(states[1], (batch, U), "LSTMCell memory c_new")
+    expect_close(
+        states[0],
+        h_new,
+        "LSTMCell: the first returned state vs the output",
+        hint="the states are [h_new, c_new], in that order.",
+    )
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("start", ["zeros", "random"], ids=["state0", "state"])
+def test_sequence_matches_reference(rng, start):
+    x = rng.standard_normal((B, T, D)).astype("float32")
+    h0, c0 = _state(rng)
+    if start == "zeros":
+        h0, c0 = np.zeros_like(h0), np.zeros_like(c0)
+    weights = _weights(rng)
+    outputs, h, c = run_sequence(x, h0, c0, weights)
+    args = (x, h0, c0, weights)
+    ref_outputs, ref_h, ref_c = ref_lstm(*args)
+    expect_close(
+        outputs,
+        ref_outputs,
+        "LSTM outputs over the sequence (B, T, U)",
+        diagnoses=_diagnoses(ref_lstm, *args, part=0),
+    )
+    expect_close(
+        c,
+        ref_c,
+        "LSTM final memory c (B, U)",
+        diagnoses=_diagnoses(ref_lstm, *args, part=2),
+    )
+
+
+@pytest.mark.points(2)
+def test_matches_keras_lstm_after_weight_transfer(rng):
+    x = rng.standard_normal((B, T, D)).astype("float32")
+    h0, c0 = _state(rng)
+    weights = _weights(rng)
+    outputs, h, c = run_sequence(x, h0, c0, weights)
+    keras_outputs, keras_h, keras_c = keras_lstm(x, h0, c0, weights)
+    expect_close(
+        outputs,
+        keras_outputs,
+        "LSTMCell in keras.layers.RNN vs keras.layers.LSTM outputs",
+        diagnoses=_diagnoses(ref_lstm, x, h0, c0, weights, part=0),
+        hint="same [kernel, recurrent_kernel, bias], blocks [i | f | c | o].",
+    )
+    expect_close(h, keras_h, "final hidden state vs keras.layers.LSTM")
+    expect_close(c, keras_c, "final memory vs keras.layers.LSTM")
+
+
+def test_forget_open_input_closed_keeps_the_memory(rng):
+    """F near 1 and I near 0: C_{t-1} passes through every step unchanged."""
+    x = rng.standard_normal((B, T, D)).astype("float32")
+    h0, c0 = _state(rng)
+    weights = _weights(rng)
+    weights[2][:U] = -30.0  # input gate closed
+    weights[2][U : 2 * U] = 30.0  # forget gate open
+    _, _, c = run_sequence(x, h0, c0, weights)
+    expect_close(
+        c,
+        c0,
+        "LSTM final memory with f = 1 and i = 0",
+        diagnoses=_diagnoses(ref_lstm, x, h0, c0, weights, part=2),
+        hint="with f = 1 and i = 0, c = f*c_prev + i*c_cand is c_prev.",
+    )
+
+
+def test_fresh_cell_remembers_by_default(rng):
+    """The forget-gate bias starts at 1: with zero kernels a fresh cell keeps
+    sigmoid(1) = 73% of its memory and writes nothing (tanh(0) = 0)."""
+    x = rng.standard_normal((B, D)).astype("float32")
+    h, c = _state(rng)
+    h_new, states, bias = run_fresh_cell_without_kernels(x, h, c)
+    expect_close(
+        bias,
+        np.concatenate([np.zeros(U), np.ones(U), np.zeros(2 * U)]),
+        "LSTMCell initial bias [b_i | b_f | b_c | b_o]",
+    )
+    zero = [np.zeros((D, 4 * U)), np.zeros((U, 4 * U)), bias]
+    ref_h, ref_c = ref_lstm_step(x, h, c, *zero)
+    expect_close(
+        states[1],
+        ref_c,
+        "fresh LSTMCell memory (kernels zeroed)",
+        diagnoses=_diagnoses(ref_lstm_step, x, h, c, *zero, part=1),
+        hint="expected c = sigmoid(1) * c_prev.",
+    )
+    expect_close(
+        h_new,
+        ref_h,
+        "fresh LSTMCell hidden state (kernels zeroed)",
+        diagnoses=_diagnoses(ref_lstm_step, x, h, c, *zero, part=0),
+        hint="expected h = sigmoid(0) * tanh(c) = 0.5 * tanh(c).",
+    )
+
+
+def test_hidden_state_stays_in_minus_one_one(rng):
+    """H_t = O_t * tanh(C_t) is in (-1, 1) even when the memory is large."""
+    x = rng.standard_normal((B, D)).astype("float32")
+    h, _ = _state(rng)
+    c = np.where(rng.random((B, U)) < 0.5, -6.0, 6.0).astype("float32")
+    weights = _weights(rng)
+    weights[2][3 * U :] = 30.0  # output gate open
+    h_new, _ = run_step(x, h, c, weights)
+    expect(
+        np.all(np.abs(h_new) < 1.0),
+        "LSTMCell: |h| must stay below 1 (h = o * tanh(c)), got max |h| = "
+        f"{np.abs(h_new).max():.3g} with |c_prev| = 6.",
+        got=h_new,
+        diagnoses=_diagnoses(ref_lstm_step, x, h, c, *weights, part=0),
+    )
+
+
+def test_keras_layer_contract(rng):
+    x = rng.standard_normal((B, D)).astype("float32")
+    h, c = _state(rng)
+    facts = run_contract(x, h, c)
+    expect_shape(facts["output_shape"], (B, U), "LSTMCell output")
+    expect_shape(
+        facts["rnn_symbolic_shape"],
+        (None, U),
+        "keras.layers.RNN(LSTMCell) on keras.Input((None, D))",
+    )
+    expect(
+        facts["trainable"] == 3,
+        "LSTMCell should have 3 trainable weights (kernel, recurrent_kernel, "
+        f"bias), has {facts['trainable']}.",
+    )
+    expect(
+        facts["config_roundtrip_diff"] == 0.0,
+        "LSTMCell: from_config(get_config()) gives a different output.",
+    )
+    expect(
+        facts["grads_finite"] and facts["step_changes_weights"],
+        "LSTMCell: some weight gets no or a non-finite gradient.",
+    )
+    for value, message in facts["errors"].items():
+        expect(
+            "units" in message and value in message,
+            f"LSTMCell({value}) should raise ValueError naming `units` and "
+            f"the value, got {message!r}.",
+        )
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("wrt", ["inputs", "hidden", "memory"])
+def test_gradient_matches_centred_differences(rng, wrt):
+    x = rng.standard_normal((B, D))
+    h = rng.uniform(-0.9, 0.9, (B, U))
+    c = rng.standard_normal((B, U))
+    weights = [w.astype("float64") for w in _weights(rng)]
+    probe_weights = rng.standard_normal((2, B, U))
+    analytic, numeric = run_gradient(wrt, x, h, c, weights, probe_weights)
+    expect_close(
+        analytic,
+        numeric,
+        f"LSTM step d(loss)/d({wrt}) vs centred differences",
+        tol=GRAD,
+    )

@@ -1,0 +1,484 @@
+"""Grader for lesson 12: stacked (deep) and bidirectional RNNs.
+
+Sizes: B=2 sequences, T=5 steps, D=3 input features, U=4 hidden units,
+L=3 layers; every axis has its own size. The float64 NumPy references use
+the plain tanh RNN (cell="rnn"); the GRU and LSTM versions are checked
+against Keras's own `RNN(StackedRNNCells(...))` and `Bidirectional(...)`
+with the same weights.
+Conventions: every layer reads the whole output sequence of the one below;
+the bidirectional output is [forward, backward] on the last axis, with the
+backward half re-aligned so position t holds the state after x_T ... x_t.
+"""
+
+import numpy as np
+import pytest
+
+from graders._contract import gradient_check
+from graders._contract import layer_contract
+from graders._judge import Mistake
+from graders._judge import expect
+from graders._judge import expect_close
+from graders._judge import expect_shape
+from graders._probe import Lesson
+from graders._tol import EXACT
+from graders._tol import GRAD
+
+lesson = Lesson("l12_deep_bidirectional_rnn")
+B, T, D, U, L = 2, 5, 3, 4, 3
+BLOCKS = {"rnn": 1, "gru": 3, "lstm": 4}  # weight blocks per cell type
+
+# ---------------------------------------------------------------- mistakes
+ONLY_LAST_STATE = Mistake(
+    "only_last_state_fed",
+    "each layer passes only its last hidden state (repeated) to the next "
+    "layer; the next layer must read the whole output sequence, the hidden "
+    "state at every step.",
+)
+NOT_RE_REVERSED = Mistake(
+    "backward_not_re_reversed",
+    "the backward RNN's outputs are left in reversed order: flip them back "
+    "along the time axis so that position t holds the state after reading "
+    "x_T ... x_t.",
+)
+RUNS_FORWARD = Mistake(
+    "backward_runs_forward",
+    "the backward RNN reads the sequence in its original order: give it "
+    "ops.flip(inputs, axis=1), then flip its outputs back.",
+)
+DIRECTIONS_SWAPPED = Mistake(
+    "directions_swapped",
+    "the halves are concatenated as [backward, forward]; the convention "
+    "(as keras.layers.Bidirectional) is [forward, backward].",
+)
+MISTAKES = (ONLY_LAST_STATE, NOT_RE_REVERSED, RUNS_FORWARD, DIRECTIONS_SWAPPED)
+BIDIRECTIONAL_MISTAKES = (NOT_RE_REVERSED, RUNS_FORWARD, DIRECTIONS_SWAPPED)
+
+
+# --------------------------------------------------- float64 references
+def ref_rnn(x, h0, weights):
+    """tanh RNN (keras SimpleRNN): x (B, T, D) -> ((B, T, U), (B, U))."""
+    kernel, recurrent, bias = (np.asarray(w, np.float64) for w in weights)
+    h = np.zeros((x.shape[0], kernel.shape[1])) if h0 is None else h0
+    outputs = []
+    for t in range(x.shape[1]):
+        h = np.tanh(x[:, t] @ kernel + h @ recurrent + bias)
+        outputs.append(h)
+    return np.stack(outputs, axis=1), h
+
+
+def ref_stacked(x, weights, initial_state=None, mistake=None):
+    """weights: 3 per layer, flat. -> (top outputs (B, T, U), [L x (B, U)])."""
+    inputs, states = np.asarray(x, np.float64), []
+    for i in range(len(weights) // 3):
+        h0 = None if initial_state is None else initial_state[i]
+        outputs, h = ref_rnn(inputs, h0, weights[3 * i : 3 * i + 3])
+        states.append(h)
+        inputs = outputs
+        if mistake is ONLY_LAST_STATE:
+            inputs = np.repeat(outputs[:, -1:], outputs.shape[1], axis=1)
+    return outputs, states
+
+
+def ref_bidirectional(x, weights, mistake=None):
+    """weights: forward (3) then backward (3) -> ((B, T, 2U), [h->, h<-])."""
+    x = np.asarray(x, np.float64)
+    forward, h_forward = ref_rnn(x, None, weights[:3])
+    backward_in = x if mistake is RUNS_FORWARD else x[:, ::-1]
+    backward, h_backward = ref_rnn(backward_in, None, weights[3:])
+    if mistake is not NOT_RE_REVERSED:
+        backward = backward[:, ::-1]
+    halves = [forward, backward]
+    if mistake is DIRECTIONS_SWAPPED:
+        halves = halves[::-1]
+    return np.concatenate(halves, axis=-1), [h_forward, h_backward]
+
+
+def _diagnoses(reference, *args, mistakes=MISTAKES, pick=lambda out: out):
+    """Mistake -> a function computing that mistake's output on `args`."""
+    return {
+        m: (lambda m=m: pick(reference(*args, mistake=m))) for m in mistakes
+    }
+
+
+# ------------------------------------------------------------------ probes
+@lesson.probe
+def run_stacked(m, cell, x, weights, initial_state=None):
+    layer = m.StackedRNN(L, U, cell=cell)
+    layer(x)  # build
+    layer.set_weights(weights)
+    outputs, states = layer(x, initial_state=initial_state)
+    return outputs, list(states)
+
+
+@lesson.probe
+def run_stacked_dropout(m, x):
+    layer = m.StackedRNN(L, U, cell="rnn", dropout=0.5)
+    return (
+        layer(x, training=False)[0],
+        layer(x, training=False)[0],
+        layer(x, training=True)[0],
+    )
+
+
+@lesson.probe
+def run_bidirectional(m, cell, x, weights, mask=None):
+    layer = m.BidirectionalRNN(U, cell=cell)
+    layer(x)  # build
+    layer.set_weights(weights)
+    outputs, states = layer(x, mask=mask)
+    return outputs, list(states)
+
+
+@lesson.probe
+def run_contract(m, kind, x):
+    if kind == "stacked":
+        make = lambda: m.StackedRNN(2, U, cell="rnn", dropout=0.1)  # noqa: E731
+        n_weights = 3 * 2
+    else:
+        make = lambda: m.BidirectionalRNN(U, cell="rnn")  # noqa: E731
+        n_weights = 3 * 2
+    facts = layer_contract(make, [x], symbolic=[(None, D)])
+    facts["expected_trainable"] = n_weights
+    errors = {}
+    for name, bad in {
+        "num_layers": lambda: m.StackedRNN(0, U),
+        "num_hiddens": lambda: m.BidirectionalRNN(-2),
+        "cell": lambda: m.StackedRNN(L, U, cell="transformer"),
+        "dropout": lambda: m.StackedRNN(L, U, dropout=1.0),
+        "initial_state": lambda: m.StackedRNN(L, U)(
+            x, initial_state=[np.zeros((B, U), "float32")]
+        ),
+    }.items():
+        try:
+            bad()
+            errors[name] = ""
+        except ValueError as exc:
+            errors[name] = str(exc)
+    facts["errors"] = errors
+    return facts
+
+
+@lesson.probe
+def run_gradient(m, kind, x, probe_weights):
+    import keras
+    import tensorflow as tf
+
+    if kind == "stacked":
+        layer = m.StackedRNN(2, U, cell="rnn", dtype="float64")
+    else:
+        layer = m.BidirectionalRNN(U, cell="rnn", dtype="float64")
+    layer(x)  # build
+
+    # Compiled once: an eager Keras RNN call costs ~0.1 s, and the centred
+    # differences take two calls per input entry.
+    @tf.function(autograph=False)
+    def f(v):
+        return keras.ops.sum(layer(v)[0] * probe_weights)
+
+    return gradient_check(f, x)
+
+
+# ------------------------------------------------------------------ inputs
+def _layer_weights(rng, cell, d_in, scale=0.5):
+    n = BLOCKS[cell] * U
+    bias_shape = (2, n) if cell == "gru" else (n,)  # GRU: reset_after=True
+    return [
+        (rng.standard_normal((d_in, n)) * scale).astype("float32"),
+        (rng.standard_normal((U, n)) * scale).astype("float32"),
+        (rng.standard_normal(bias_shape) * scale).astype("float32"),
+    ]
+
+
+def _stack_weights(rng, cell, layers=L):
+    weights = []
+    for i in range(layers):
+        weights += _layer_weights(rng, cell, D if i == 0 else U)
+    return weights
+
+
+def _bidirectional_weights(rng, cell):
+    return _layer_weights(rng, cell, D) + _layer_weights(rng, cell, D)
+
+
+def _x(rng):
+    return rng.standard_normal((B, T, D)).astype("float32")
+
+
+def _keras_cell(cell):
+    import keras
+
+    return {
+        "rnn": keras.layers.SimpleRNNCell,
+        "gru": keras.layers.GRUCell,
+        "lstm": keras.layers.LSTMCell,
+    }[cell](U)
+
+
+def _flat(states):
+    """Per-layer states ((B, U) or [h, c]) -> one list of (B, U) arrays."""
+    out = []
+    for s in states:
+        out += list(s) if isinstance(s, (list, tuple)) else [s]
+    return [np.asarray(a) for a in out]
+
+
+def _stacked(states, what):
+    """The states as one array, or a failed check if their shapes differ."""
+    shapes = sorted({tuple(np.shape(s)) for s in states})
+    expect(
+        len(shapes) == 1,
+        f"{what}: every state should have the same shape, got {shapes}.",
+    )
+    return np.stack([np.asarray(s) for s in states])
+
+
+# ------------------------------------------------------------------ checks
+@pytest.mark.parametrize("cell", ["gru", "lstm"])
+def test_stacked_shapes(rng, cell):
+    outputs, states = run_stacked(cell, _x(rng), _stack_weights(rng, cell))
+    expect_shape(outputs, (B, T, U), f"StackedRNN({cell!r}) outputs")
+    expect(
+        len(states) == L,
+        f"StackedRNN must return one state per layer ({L}), got {len(states)}.",
+    )
+    per_layer = (2, B, U) if cell == "lstm" else (B, U)
+    for i, state in enumerate(states):
+        expect_shape(
+            np.asarray(state), per_layer, f"StackedRNN({cell!r}) state {i}"
+        )
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("start", [None, "given"], ids=["zeros", "init"])
+def test_stacked_matches_reference(rng, start):
+    x = _x(rng)
+    weights = _stack_weights(rng, "rnn")
+    init = None
+    if start:
+        init = [rng.uniform(-1, 1, (B, U)).astype("float32") for _ in range(L)]
+    outputs, states = run_stacked("rnn", x, weights, init)
+    args = (x, weights, init)
+    ref_outputs, ref_states = ref_stacked(*args)
+    expect_close(
+        outputs,
+        ref_outputs,
+        "StackedRNN('rnn') top-layer outputs (B, T, U)",
+        diagnoses=_diagnoses(ref_stacked, *args, pick=lambda o: o[0]),
+    )
+    expect(
+        len(states) == L,
+        f"StackedRNN must return one state per layer ({L}), got {len(states)}.",
+    )
+    expect_close(
+        _stacked(states, "StackedRNN('rnn') states"),
+        np.stack(ref_states),
+        "StackedRNN('rnn') last states, one per layer (L, B, U)",
+        diagnoses=_diagnoses(ref_stacked, *args, pick=lambda o: np.stack(o[1])),
+        hint="states[i] is the last hidden state of layer i, bottom first.",
+    )
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("cell", ["gru", "lstm"])
+def test_stacked_matches_keras_stacked_cells(rng, cell):
+    import keras
+
+    x = _x(rng)
+    weights = _stack_weights(rng, cell)
+    outputs, states = run_stacked(cell, x, weights)
+    ref = keras.layers.RNN(
+        keras.layers.StackedRNNCells([_keras_cell(cell) for _ in range(L)]),
+        return_sequences=True,
+        return_state=True,
+    )
+    ref(x)  # build
+    ref.set_weights(weights)
+    ref_outputs, *ref_states = ref(x)
+    expect_close(
+        outputs,
+        np.asarray(ref_outputs),
+        f"StackedRNN({cell!r}) vs keras.layers.RNN(StackedRNNCells) outputs",
+        hint="layer i+1 reads the whole output sequence of layer i.",
+    )
+    expect_close(
+        _stacked(_flat(states), f"StackedRNN({cell!r}) states"),
+        np.stack(_flat(ref_states)),
+        f"StackedRNN({cell!r}) states vs StackedRNNCells",
+    )
+
+
+def test_stacked_dropout_only_in_training(rng):
+    x = _x(rng)
+    first, second, trained = run_stacked_dropout(x)
+    expect_close(
+        second,
+        first,
+        "StackedRNN called twice with training=False",
+        tol=EXACT,
+    )
+    expect(
+        not np.allclose(trained, first),
+        "StackedRNN: with dropout=0.5 and training=True the output should "
+        "differ from inference; pass the sequence between layers through "
+        "self.inter_layer_dropout(..., training=training).",
+    )
+
+
+@pytest.mark.parametrize("cell", ["lstm"])
+def test_bidirectional_shapes(rng, cell):
+    weights = _bidirectional_weights(rng, cell)
+    outputs, states = run_bidirectional(cell, _x(rng), weights)
+    expect_shape(outputs, (B, T, 2 * U), f"BidirectionalRNN({cell!r}) output")
+    expect(
+        len(states) == 2,
+        "BidirectionalRNN must return [forward_state, backward_state], got "
+        f"{len(states)} states.",
+    )
+
+
+@pytest.mark.points(2)
+def test_bidirectional_matches_reference(rng):
+    x = _x(rng)
+    weights = _bidirectional_weights(rng, "rnn")
+    outputs, states = run_bidirectional("rnn", x, weights)
+    ref_outputs, ref_states = ref_bidirectional(x, weights)
+    diagnoses = _diagnoses(
+        ref_bidirectional,
+        x,
+        weights,
+        mistakes=BIDIRECTIONAL_MISTAKES,
+        pick=lambda o: o[0],
+    )
+    expect_close(
+        outputs,
+        ref_outputs,
+        "BidirectionalRNN('rnn') outputs (B, T, 2U)",
+        diagnoses=diagnoses,
+    )
+    expect_close(
+        _stacked(states, "BidirectionalRNN('rnn') states"),
+        np.stack(ref_states),
+        "BidirectionalRNN('rnn') [forward_state, backward_state]",
+        hint="the backward state is its state after reading x_T ... x_1.",
+    )
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("masked", [False, True], ids=["no_mask", "mask"])
+def test_bidirectional_matches_keras_bidirectional(rng, masked):
+    import keras
+
+    x = _x(rng)
+    weights = _bidirectional_weights(rng, "gru")
+    mask = None
+    if masked:
+        mask = np.arange(T)[None, :] < np.array([[3], [T]])  # lengths 3, T
+    outputs, states = run_bidirectional("gru", x, weights, mask)
+    ref = keras.layers.Bidirectional(
+        keras.layers.GRU(U, return_sequences=True, return_state=True)
+    )
+    ref(x)  # build
+    ref.set_weights(weights)
+    ref_outputs, *ref_states = (np.asarray(a) for a in ref(x, mask=mask))
+    valid = np.ones((B, T), bool) if mask is None else mask
+    expect_close(
+        np.asarray(outputs)[valid],
+        ref_outputs[valid],
+        "BidirectionalRNN('gru') vs keras.layers.Bidirectional(GRU) outputs "
+        f"({'at the unmasked steps' if masked else 'all steps'})",
+        hint="with a mask, flip it together with the inputs.",
+    )
+    expect_close(
+        _stacked(states, "BidirectionalRNN('gru') states"),
+        np.stack(ref_states),
+        "BidirectionalRNN('gru') states vs keras.layers.Bidirectional",
+    )
+
+
+def _changed(outputs, perturbed):
+    """(T, 2) booleans: which positions of each half moved."""
+    diff = np.abs(np.asarray(perturbed) - np.asarray(outputs))
+    halves = diff.reshape(diff.shape[0], diff.shape[1], 2, -1)
+    return halves.max(axis=(0, 3)) > 1e-6
+
+
+@pytest.mark.points(2)
+def test_bidirectional_output_at_t_sees_the_future(rng):
+    """Change x_1 only: the forward half moves at positions 1..T-1 (it has
+    read x_1 by then), the backward half at positions 0..1. So H_0 already
+    depends on x_1: no next-token prediction with a bidirectional layer."""
+    x = _x(rng)
+    weights = _bidirectional_weights(rng, "rnn")
+    moved = x.copy()
+    moved[:, 1] += 1.0
+    outputs, _ = run_bidirectional("rnn", x, weights)
+    perturbed, _ = run_bidirectional("rnn", moved, weights)
+    expect_shape(outputs, (B, T, 2 * U), "BidirectionalRNN('rnn') output")
+    got = _changed(outputs, perturbed)
+    positions = np.arange(T)
+    expected = np.stack([positions >= 1, positions <= 1], axis=1)
+    expect(
+        np.array_equal(got, expected),
+        "BidirectionalRNN: after changing x_1, the forward half should move "
+        f"at positions {positions[expected[:, 0]].tolist()} and the backward "
+        f"half at {positions[expected[:, 1]].tolist()}; got forward "
+        f"{positions[got[:, 0]].tolist()}, backward "
+        f"{positions[got[:, 1]].tolist()}.",
+        got=got.astype(float),
+        diagnoses={
+            m: (
+                lambda m=m: _changed(
+                    ref_bidirectional(x, weights, m)[0],
+                    ref_bidirectional(moved, weights, m)[0],
+                ).astype(float)
+            )
+            for m in BIDIRECTIONAL_MISTAKES
+        },
+    )
+
+
+@pytest.mark.parametrize("kind", ["stacked", "bidirectional"])
+def test_keras_layer_contract(rng, kind):
+    facts = run_contract(kind, _x(rng))
+    what = "StackedRNN" if kind == "stacked" else "BidirectionalRNN"
+    width = U if kind == "stacked" else 2 * U
+    expect_shape(facts["output_shape"], (B, T, width), f"{what} output")
+    expect_shape(
+        facts["symbolic_shape"],
+        (None, None, width),
+        f"{what} on keras.Input (None batch and length)",
+    )
+    expect(
+        facts["trainable"] == facts["expected_trainable"],
+        f"{what} should have {facts['expected_trainable']} trainable "
+        f"weights, has {facts['trainable']}.",
+    )
+    expect(
+        facts["config_roundtrip_diff"] == 0.0,
+        f"{what}: from_config(get_config()) gives a different output.",
+    )
+    expect(
+        facts["grads_finite"] and facts["step_changes_weights"],
+        f"{what}: some weight gets no or a non-finite gradient (is every "
+        "layer used?).",
+    )
+    for arg, message in facts["errors"].items():
+        expect(
+            arg in message,
+            f"bad `{arg}` should raise ValueError naming it, got {message!r}.",
+        )
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("kind", ["stacked", "bidirectional"])
+def test_gradient_matches_centred_differences(rng, kind):
+    x = rng.standard_normal((1, T, D))  # one sequence: fewer differences
+    width = U if kind == "stacked" else 2 * U
+    probe_weights = rng.standard_normal((1, T, width))
+    analytic, numeric = run_gradient(kind, x, probe_weights)
+    expect_close(
+        analytic,
+        numeric,
+        f"{kind} RNN d(loss)/d(inputs) vs centred differences",
+        tol=GRAD,
+    )

@@ -1,0 +1,405 @@
+"""Grader for lesson 13: preparing the machine translation data.
+
+Pure Python and NumPy: every expectation is exact. The inputs are small
+hand-made and generated corpora (no download); the vocabularies are plain
+dicts, so the expected ids are known in advance.
+Conventions: '<eos>' is appended before truncating or padding; padding goes
+on the right; valid_len counts the non-'<pad>' tokens ('<eos>' included).
+"""
+
+import numpy as np
+import pytest
+
+from graders._judge import Mistake
+from graders._judge import expect
+from graders._judge import expect_close
+from graders._judge import expect_shape
+from graders._probe import Lesson
+from graders._tol import EXACT
+
+lesson = Lesson("l13_machine_translation_data")
+
+# ---------------------------------------------------------------- mistakes
+SPACE_DOUBLED = Mistake(
+    "space_before_every_mark",
+    "a space is inserted before every , . ! ? even when one is already "
+    "there, so 'va !' becomes 'va  !' and splitting gives empty tokens: "
+    "insert it only when the previous character is not a space.",
+)
+EXAMPLES_OFF_BY_ONE = Mistake(
+    "num_examples_off_by_one",
+    "one pair more than num_examples is kept: stop as soon as "
+    "num_examples pairs are in the lists.",
+)
+TRUNCATE_OFF_BY_ONE = Mistake(
+    "truncate_pad_off_by_one",
+    "a long line is cut to num_steps - 1 tokens: keep line[:num_steps], "
+    "exactly num_steps.",
+)
+PADS_ON_LEFT = Mistake(
+    "pads_on_left",
+    "the padding goes before the tokens: pad on the right, so the first "
+    "valid_len positions are the real tokens.",
+)
+NO_EOS = Mistake(
+    "eos_not_appended",
+    "'<eos>' is not appended to each line: the decoder must learn to emit "
+    "it to stop, so every target ends with it (before padding).",
+)
+VALID_LEN_COUNTS_PADS = Mistake(
+    "valid_len_counts_pads",
+    "valid_len counts the padding too (it is num_steps everywhere): count "
+    "only the entries that are not '<pad>'.",
+)
+MISTAKES = (
+    SPACE_DOUBLED,
+    EXAMPLES_OFF_BY_ONE,
+    TRUNCATE_OFF_BY_ONE,
+    PADS_ON_LEFT,
+    NO_EOS,
+    VALID_LEN_COUNTS_PADS,
+)
+
+
+# --------------------------------------------------------- references
+def ref_preprocess(text, mistake=None):
+    text = text.replace("\u202f", " ").replace("\xa0", " ").lower()
+    out = []
+    for i, char in enumerate(text):
+        glued = mistake is SPACE_DOUBLED or text[i - 1] != " "
+        out.append(" " + char if i > 0 and char in ",.!?" and glued else char)
+    return "".join(out)
+
+
+def ref_tokenize(text, num_examples=None, mistake=None):
+    limit = num_examples
+    if limit is not None and mistake is EXAMPLES_OFF_BY_ONE:
+        limit += 1
+    pairs = [line.split("\t") for line in text.split("\n")]
+    pairs = [p for p in pairs if len(p) >= 2][:limit]
+    return [p[0].split(" ") for p in pairs], [p[1].split(" ") for p in pairs]
+
+
+def ref_truncate_pad(line, num_steps, pad, mistake=None):
+    line = list(line)
+    if len(line) > num_steps:
+        keep = num_steps - 1 if mistake is TRUNCATE_OFF_BY_ONE else num_steps
+        return line[:keep]
+    padding = [pad] * (num_steps - len(line))
+    return padding + line if mistake is PADS_ON_LEFT else line + padding
+
+
+def ref_build_array(lines, vocab, num_steps, mistake=None):
+    rows = []
+    for line in lines:
+        ids = [vocab[t] for t in line]
+        if mistake is not NO_EOS:
+            ids.append(vocab["<eos>"])
+        rows.append(ref_truncate_pad(ids, num_steps, vocab["<pad>"], mistake))
+    array = np.array(rows, dtype=np.int64).reshape(len(rows), num_steps)
+    if mistake is VALID_LEN_COUNTS_PADS:
+        return array, np.full(len(rows), num_steps)
+    return array, (array != vocab["<pad>"]).sum(axis=1)
+
+
+def _codes(text):
+    """A string as an array of code points, so the judge can compare it."""
+    return np.array([ord(c) for c in text], dtype=np.int64)
+
+
+def _diagnoses(reference, *args, mistakes=MISTAKES, pick=lambda out: out):
+    """Mistake -> its output on `args`, for the mistakes that change it (one
+    that gives the right answer here cannot explain a wrong one)."""
+
+    def output(mistake):
+        right = np.asarray(pick(reference(*args)))
+        out = np.asarray(pick(reference(*args, mistake=mistake)))
+        if out.shape == right.shape and np.array_equal(out, right):
+            raise ValueError("same as the right answer")  # judge skips it
+        return out
+
+    return {m: (lambda m=m: output(m)) for m in mistakes}
+
+
+def _flat(array_and_valid_len):
+    """(array, valid_len) -> one vector, to diagnose both at once."""
+    array, valid_len = array_and_valid_len
+    return np.concatenate([np.ravel(array), np.ravel(valid_len)])
+
+
+# ------------------------------------------------------------------ probes
+@lesson.probe
+def run_preprocess(m, text):
+    return m.preprocess_nmt(text)
+
+
+@lesson.probe
+def run_tokenize(m, text, num_examples=None):
+    source, target = m.tokenize_nmt(text, num_examples)
+    return [list(s) for s in source], [list(t) for t in target]
+
+
+@lesson.probe
+def run_truncate_pad(m, line, num_steps, pad):
+    return list(m.truncate_pad(line, num_steps, pad))
+
+
+@lesson.probe
+def run_build_array(m, lines, vocab, num_steps):
+    array, valid_len = m.build_array_nmt(lines, vocab, num_steps)
+    return (
+        np.asarray(array),
+        str(np.asarray(array).dtype),
+        np.asarray(valid_len),
+    )
+
+
+@lesson.probe
+def run_pipeline(m, raw, num_steps):
+    """preprocess -> tokenize -> the module's Vocab -> arrays -> back."""
+    text = m.preprocess_nmt(raw)
+    source, target = m.tokenize_nmt(text)
+    vocab = m.Vocab(target, reserved_tokens=["<pad>", "<bos>", "<eos>"])
+    array, valid_len = m.build_array_nmt(target, vocab, num_steps)
+    decoded = [
+        vocab.to_tokens(list(row[: int(n)]))
+        for row, n in zip(array, valid_len, strict=True)
+    ]
+    return [list(t) for t in target], decoded
+
+
+@lesson.probe
+def run_errors(m):
+    m.truncate_pad([1, 2], 3, 0)  # reaches the exercise first
+    m.tokenize_nmt("a\tb", 1)
+    errors = {}
+    for name, bad in {
+        "num_steps": lambda: m.truncate_pad([1, 2], 0, 0),
+        "num_examples": lambda: m.tokenize_nmt("a\tb", -1),
+    }.items():
+        try:
+            bad()
+            errors[name] = ""
+        except ValueError as exc:
+            errors[name] = str(exc)
+    return errors
+
+
+# ------------------------------------------------------------------ inputs
+PREPROCESS_CASES = {
+    "glued_marks": ("Go.\tVa !", "go .\tva !"),
+    "comma_and_bang": ("Hello,World!", "hello ,world !"),
+    "nbsp": ("Je\u202fsuis\xa0là ?", "je suis là ?"),
+    "nbsp_before_mark": ("Attends\u202f!\tWait!", "attends !\twait !"),
+    "mark_first": (".Start. Now!!", ".start . now ! !"),
+}
+
+CORPUS = (
+    "go .\tva !\n"
+    "i lost .\tj'ai perdu .\n"
+    "he's calm .\til est calme .\n"
+    "i'm home .\tje suis chez moi .\n"
+)
+
+VOCAB = {
+    "<unk>": 0,
+    "<pad>": 1,
+    "<bos>": 2,
+    "<eos>": 3,
+    **{w: i + 4 for i, w in enumerate("a b c d e f g h".split())},
+}
+LINES = [
+    ["a", "b"],  # short: padded
+    ["c", "d", "e", "f"],  # + <eos> is exactly num_steps
+    ["g", "h", "a", "b", "c"],  # num_steps: <eos> cut off
+    ["a", "b", "c", "d", "e", "f", "g"],  # longer: truncated
+    [],  # empty: just <eos>
+]
+NUM_STEPS = 5
+
+
+# ------------------------------------------------------------------ checks
+@pytest.mark.parametrize("case", list(PREPROCESS_CASES), ids=str)
+def test_preprocess_nmt(case):
+    raw, expected = PREPROCESS_CASES[case]
+    got = run_preprocess(raw)
+    expect(
+        got == expected,
+        f"preprocess_nmt({raw!r}): expected {expected!r}, got {got!r}.",
+        got=_codes(got),
+        diagnoses=_diagnoses(ref_preprocess, raw, pick=_codes),
+    )
+
+
+@pytest.mark.parametrize("num_examples", [None, 2, 0], ids=str)
+def test_tokenize_nmt(num_examples):
+    source, target = run_tokenize(CORPUS, num_examples)
+    ref_source, ref_target = ref_tokenize(CORPUS, num_examples)
+    expect(
+        len(source) == len(target),
+        f"tokenize_nmt: {len(source)} source and {len(target)} target "
+        "lines; there must be one of each per pair.",
+    )
+    expect(
+        len(source) == len(ref_source),
+        f"tokenize_nmt(num_examples={num_examples}): expected "
+        f"{len(ref_source)} pairs, got {len(source)}.",
+        got=np.array([len(source)]),
+        diagnoses=_diagnoses(
+            ref_tokenize,
+            CORPUS,
+            num_examples,
+            pick=lambda out: np.array([len(out[0])]),
+        ),
+    )
+    expect(
+        source == ref_source and target == ref_target,
+        f"tokenize_nmt: expected source {ref_source} and target "
+        f"{ref_target}, got {source} and {target}.",
+    )
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize(
+    "line,num_steps",
+    [
+        ([47, 4], 10),
+        ([5, 6, 7], 3),
+        ([5, 6, 7, 8, 9, 10, 11], 4),
+        ([], 2),
+    ],
+    ids=["pad", "exact", "truncate", "empty"],
+)
+def test_truncate_pad(line, num_steps):
+    got = run_truncate_pad(line, num_steps, 1)
+    expected = ref_truncate_pad(line, num_steps, 1)
+    expect_close(
+        np.array(got),
+        np.array(expected),
+        f"truncate_pad({line}, {num_steps}, 1)",
+        tol=EXACT,
+        diagnoses=_diagnoses(
+            ref_truncate_pad, line, num_steps, 1, pick=np.array
+        ),
+        hint="truncate to line[:num_steps], or pad on the right.",
+    )
+
+
+def test_truncate_pad_keeps_any_token_type():
+    got = run_truncate_pad(["go", "."], 4, "<pad>")
+    expect(
+        got == ["go", ".", "<pad>", "<pad>"],
+        "truncate_pad(['go', '.'], 4, '<pad>'): expected ['go', '.', "
+        f"'<pad>', '<pad>'], got {got}.",
+    )
+
+
+@pytest.mark.points(2)
+def test_build_array_nmt():
+    array, dtype, valid_len = run_build_array(LINES, VOCAB, NUM_STEPS)
+    ref_array, ref_valid = ref_build_array(LINES, VOCAB, NUM_STEPS)
+    expect_shape(array, (len(LINES), NUM_STEPS), "build_array_nmt array")
+    expect(
+        dtype == "int32",
+        f"build_array_nmt: the array should be int32, got {dtype}.",
+    )
+    expect_close(
+        array,
+        ref_array,
+        "build_array_nmt array (N, num_steps)",
+        tol=EXACT,
+        diagnoses=_diagnoses(
+            ref_build_array, LINES, VOCAB, NUM_STEPS, pick=lambda o: o[0]
+        ),
+        hint="ids + [<eos>], then truncate_pad(..., num_steps, <pad>).",
+    )
+    expect_close(
+        valid_len,
+        ref_valid,
+        "build_array_nmt valid_len (N,)",
+        tol=EXACT,
+        diagnoses=_diagnoses(
+            ref_build_array, LINES, VOCAB, NUM_STEPS, pick=lambda o: o[1]
+        ),
+    )
+
+
+def test_go_dot_becomes_go_dot_eos_then_padding():
+    """d2l's "go ." -> [47, 4, 1, 1, ...], with '<eos>' (3) appended."""
+    vocab = {"<unk>": 0, "<pad>": 1, "<bos>": 2, "<eos>": 3, ".": 4, "go": 47}
+    array, _, valid_len = run_build_array([["go", "."]], vocab, 10)
+    expected = np.array([[47, 4, 3, 1, 1, 1, 1, 1, 1, 1]])
+    expect_close(
+        array,
+        expected,
+        "build_array_nmt([['go', '.']], vocab, 10)",
+        tol=EXACT,
+        diagnoses=_diagnoses(
+            ref_build_array, [["go", "."]], vocab, 10, pick=lambda o: o[0]
+        ),
+    )
+    expect_close(
+        valid_len,
+        np.array([3]),
+        "valid_len of 'go . <eos>'",
+        tol=EXACT,
+        diagnoses=_diagnoses(
+            ref_build_array, [["go", "."]], vocab, 10, pick=lambda o: o[1]
+        ),
+    )
+
+
+def test_valid_len_marks_exactly_the_real_tokens(rng):
+    words = list(VOCAB)[4:]
+    lines = [
+        [words[i] for i in rng.integers(0, len(words), n)]
+        for n in rng.integers(0, 9, 12)
+    ]
+    array, _, valid_len = run_build_array(lines, VOCAB, 7)
+    expect_shape(array, (len(lines), 7), "build_array_nmt array")
+    expect_shape(valid_len, (len(lines),), "build_array_nmt valid_len")
+    real = np.arange(7)[None, :] < np.asarray(valid_len)[:, None]
+    expect(
+        np.all((array != VOCAB["<pad>"]) == real),
+        "build_array_nmt: the first valid_len entries of each row must be "
+        "the tokens (and '<eos>'), and every entry after them '<pad>'.",
+        got=_flat((array, valid_len)),
+        diagnoses=_diagnoses(ref_build_array, lines, VOCAB, 7, pick=_flat),
+    )
+    ends = [
+        row[n - 1]
+        for row, n, line in zip(array, valid_len, lines, strict=True)
+        if len(line) < 7
+    ]
+    expect(
+        all(e == VOCAB["<eos>"] for e in ends),
+        "build_array_nmt: every line shorter than num_steps must end with "
+        "'<eos>' at position valid_len - 1.",
+    )
+
+
+def test_pipeline_round_trip(rng):
+    """Generated pairs -> ids -> tokens again: nothing lost but padding."""
+    words = ["Chat", "chien", "Rouge", "grand", "petit", "noir"]
+    lines = []
+    for _ in range(8):
+        n = int(rng.integers(1, 5))
+        sentence = " ".join(rng.choice(words, n)) + rng.choice([".", "!", "?"])
+        lines.append(f"{sentence.lower()}\t{sentence}")
+    target, decoded = run_pipeline("\n".join(lines), 8)
+    expected = [t + ["<eos>"] for t in target]
+    expect(
+        decoded == expected,
+        "preprocess -> tokenize -> build_array_nmt -> to_tokens: expected "
+        f"{expected[:2]}..., got {decoded[:2]}...",
+    )
+
+
+def test_bad_arguments_raise_value_error():
+    errors = run_errors()
+    for arg, message in errors.items():
+        expect(
+            arg in message,
+            f"a bad `{arg}` should raise ValueError naming it, got "
+            f"{message!r}.",
+        )

@@ -1,0 +1,899 @@
+"""Grader for lesson 14: sequence to sequence learning.
+
+Sizes: B=2 sentences, S=5 source steps, T=3 target steps, E=4 embedding,
+U=6 hidden units, L=2 layers, a source vocabulary of 7 and a target
+vocabulary of V=11; every axis has its own size.
+The encoder and decoder are checked against a float64 NumPy GRU (Keras's
+reset_after=True form, as keras.layers.GRU); the searches run on scripted
+decoders (tables of next-token probabilities) whose best answers the judge
+knows, among them d2l's beam-search example (0.048 vs 0.054).
+Conventions: the decoder's context is the encoder's top-layer final state
+at every step; the loss is the sum over valid tokens divided by their
+number; beam search scores sum(log p) / L**0.75, L counting the '<eos>'.
+"""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from graders._contract import gradient_check
+from graders._contract import layer_contract
+from graders._judge import Mistake
+from graders._judge import expect
+from graders._judge import expect_close
+from graders._judge import expect_shape
+from graders._probe import Lesson
+from graders._tol import EXACT
+from graders._tol import GRAD
+
+lesson = Lesson("l14_seq2seq")
+B, S, T, E, U, L = 2, 5, 3, 4, 6, 2
+V_SRC, V = 7, 11
+BOS_ID = 1  # target-side ids used with the real layers
+
+# ---------------------------------------------------------------- mistakes
+CONTEXT_FROM_DECODER = Mistake(
+    "context_from_decoder_state",
+    "the context is read from the decoder's current state, so it drifts "
+    "from step to step when decoding one token at a time: it must stay the "
+    "encoder's top-layer final state (carry it in the state unchanged).",
+)
+NOT_SHIFTED = Mistake(
+    "teacher_forcing_not_shifted",
+    "the decoder's input is the target itself, so it can copy the token it "
+    "must predict: feed <bos>, y_1, ..., y_{T-1} (the target shifted right).",
+)
+MASK_OFF_BY_ONE = Mistake(
+    "sequence_mask_off_by_one",
+    "the position at index valid_len is kept: valid positions are 0 .. "
+    "valid_len - 1 (compare with <, not <=).",
+)
+LOSS_NOT_MASKED = Mistake(
+    "loss_not_masked",
+    "the padding positions are summed into the loss: multiply the "
+    "per-token cross-entropy by the sequence mask before summing.",
+)
+LOSS_MEAN_ALL = Mistake(
+    "loss_mean_over_all_positions",
+    "the masked sum is divided by B*T, every position: divide by the number "
+    "of valid tokens, so the padding does not dilute the loss.",
+)
+NO_BREVITY = Mistake(
+    "bleu_no_brevity_penalty",
+    "BLEU lacks the brevity penalty exp(min(0, 1 - len_label/len_pred)), "
+    "so a short prediction with high precision scores too well.",
+)
+NO_CLIPPING = Mistake(
+    "bleu_no_clipping",
+    "n-gram matches are not clipped: a label n-gram may match at most as "
+    "many times as it occurs in the label (decrement its count).",
+)
+NO_LENGTH_NORM = Mistake(
+    "beam_no_length_normalisation",
+    "the final choice uses the raw sum of log-probabilities, which favours "
+    "short sequences: divide by L**alpha (alpha = 0.75).",
+)
+GREEDY_NO_STOP = Mistake(
+    "greedy_not_stopping_at_eos",
+    "greedy decoding goes on after '<eos>': stop at '<eos>' and leave it "
+    "out of the output.",
+)
+MISTAKES = (
+    CONTEXT_FROM_DECODER,
+    NOT_SHIFTED,
+    MASK_OFF_BY_ONE,
+    LOSS_NOT_MASKED,
+    LOSS_MEAN_ALL,
+    NO_BREVITY,
+    NO_CLIPPING,
+    NO_LENGTH_NORM,
+    GREEDY_NO_STOP,
+)
+
+
+def _diagnoses(reference, *args, mistakes=MISTAKES, pick=lambda out: out):
+    """Mistake -> a function computing its output on `args`; a mistake that
+    gives the right answer here is skipped (it cannot explain a wrong one)."""
+
+    def output(mistake):
+        right = np.asarray(pick(reference(*args)), dtype=np.float64)
+        out = np.asarray(pick(reference(*args, mistake=mistake)), np.float64)
+        if out.shape == right.shape and np.allclose(out, right):
+            raise ValueError("same as the right answer")  # the judge skips it
+        return out
+
+    return {m: (lambda m=m: output(m)) for m in mistakes}
+
+
+# ----------------------------------------- float64 references: the model
+def _sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def ref_gru(x, h, kernel, recurrent, bias):
+    """Keras GRU (reset_after=True): x (B, T, D), h (B, U) -> (B, T, U), h."""
+    outputs = []
+    for t in range(x.shape[1]):
+        x_z, x_r, x_h = np.split(x[:, t] @ kernel + bias[0], 3, axis=-1)
+        h_z, h_r, h_h = np.split(h @ recurrent + bias[1], 3, axis=-1)
+        z, r = _sigmoid(x_z + h_z), _sigmoid(x_r + h_r)
+        h = z * h + (1.0 - z) * np.tanh(x_h + r * h_h)
+        outputs.append(h)
+    return np.stack(outputs, axis=1), h
+
+
+def ref_encoder(X, weights):
+    """-> (outputs (B, S, U), [L x (B, U)])."""
+    w = [np.asarray(a, np.float64) for a in weights]
+    x = w[0][np.asarray(X)]  # (B, S, E)
+    states = []
+    for i in range(L):
+        x, h = ref_gru(x, np.zeros((x.shape[0], U)), *w[1 + 3 * i : 4 + 3 * i])
+        states.append(h)
+    return x, states
+
+
+def ref_decoder(Y, states, context, weights, stepwise=False, mistake=None):
+    """-> (logits (B, T, V), [L x (B, U)]); stepwise feeds one step at a
+    time, carrying the state, as prediction does."""
+    w = [np.asarray(a, np.float64) for a in weights]
+    Y = np.asarray(Y)
+    states = [np.asarray(s, np.float64) for s in states]
+    context = np.asarray(context, np.float64)
+    chunks = [Y[:, t : t + 1] for t in range(Y.shape[1])] if stepwise else [Y]
+    logits = []
+    for chunk in chunks:
+        ctx = states[-1] if mistake is CONTEXT_FROM_DECODER else context
+        x = w[0][chunk]  # (B, t, E)
+        x = np.concatenate(
+            [x, np.repeat(ctx[:, None], chunk.shape[1], axis=1)], axis=-1
+        )
+        new_states = []
+        for i in range(L):
+            x, h = ref_gru(x, states[i], *w[1 + 3 * i : 4 + 3 * i])
+            new_states.append(h)
+        states = new_states
+        logits.append(x @ w[-2] + w[-1])
+    return np.concatenate(logits, axis=1), states
+
+
+# ------------------------------------ float64 references: loss and BLEU
+def ref_sequence_mask(X, valid_len, value=0.0, mistake=None):
+    X = np.asarray(X, np.float64)
+    idx = np.arange(X.shape[1])[None, :]
+    lens = np.asarray(valid_len)[:, None]
+    keep = idx <= lens if mistake is MASK_OFF_BY_ONE else idx < lens
+    keep = keep.reshape(keep.shape + (1,) * (X.ndim - 2))
+    return np.where(keep, X, value)
+
+
+def ref_loss(labels, logits, valid_len, mistake=None):
+    logits = np.asarray(logits, np.float64)
+    shifted = logits - logits.max(-1, keepdims=True)
+    log_p = shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
+    ce = -np.take_along_axis(log_p, np.asarray(labels)[..., None], -1)[..., 0]
+    weights = ref_sequence_mask(np.ones_like(ce), valid_len, mistake=mistake)
+    total = ce.sum() if mistake is LOSS_NOT_MASKED else (ce * weights).sum()
+    if mistake is LOSS_MEAN_ALL:
+        return total / ce.size
+    return total / max(weights.sum(), 1.0)
+
+
+def ref_teacher_forcing(Y, bos_id, mistake=None):
+    Y = np.asarray(Y)
+    if mistake is NOT_SHIFTED:
+        return Y
+    return np.concatenate([np.full((Y.shape[0], 1), bos_id), Y[:, :-1]], 1)
+
+
+def ref_bleu(pred, label, k=2, mistake=None):
+    pred, label = pred.split(), label.split()
+    if len(pred) < k:
+        return 0.0
+    score = 1.0
+    if mistake is not NO_BREVITY:
+        score = math.exp(min(0.0, 1.0 - len(label) / len(pred)))
+    for n in range(1, k + 1):
+        grams = [tuple(label[i : i + n]) for i in range(len(label) - n + 1)]
+        left = {g: grams.count(g) for g in grams}
+        matches = 0
+        for i in range(len(pred) - n + 1):
+            gram = tuple(pred[i : i + n])
+            if left.get(gram, 0) > 0:
+                matches += 1
+                if mistake is not NO_CLIPPING:
+                    left[gram] -= 1
+        score *= (matches / (len(pred) - n + 1)) ** (0.5**n)
+    return score
+
+
+# ------------------------------- scripted decoders and reference searches
+A_, B_, C_, EOS, BOS = 0, 1, 2, 3, 4  # scripted tokens: A, B, C, <eos>
+NAMES = "ABC"
+
+D2L_TABLE = {  # d2l's beam-search figures: P(next | prefix)
+    (): [0.5, 0.2, 0.2, 0.1],
+    (A_,): [0.1, 0.4, 0.3, 0.2],
+    (A_, B_): [0.2, 0.2, 0.4, 0.2],
+    (A_, B_, C_): [0.1, 0.1, 0.2, 0.6],
+    (A_, C_): [0.1, 0.6, 0.2, 0.1],
+    (A_, C_, B_): [0.1, 0.2, 0.1, 0.6],
+}
+LENGTH_TABLE = {  # raw log-probability prefers stopping at once
+    (): [0.55, 0.03, 0.02, 0.40],
+    (A_,): [0.02, 0.70, 0.08, 0.20],
+    (A_, B_): [0.02, 0.08, 0.70, 0.20],
+    (A_, B_, C_): [0.1, 0.1, 0.1, 0.7],
+}
+UNIFORM = [0.25] * 4
+
+
+def _plain_table(table):
+    return [[list(prefix), probs] for prefix, probs in table.items()]
+
+
+def _next_log_probs(table, prefix, seed, vocab):
+    """The scripted decoder: a table, or a seeded random distribution."""
+    if seed is None:
+        return np.log(np.asarray(table.get(tuple(prefix), UNIFORM)))
+    rng = np.random.default_rng([seed, *prefix])
+    logits = rng.standard_normal(vocab) * 1.5
+    return logits - np.log(np.exp(logits).sum())
+
+
+def ref_greedy(table, max_len, seed=None, vocab=4, mistake=None):
+    prefix, out = [], []
+    for _ in range(max_len):
+        token = int(np.argmax(_next_log_probs(table, prefix, seed, vocab)))
+        prefix.append(token)
+        if token == EOS and mistake is not GREEDY_NO_STOP:
+            break
+        out.append(token)
+    return out
+
+
+def ref_best_sequence(table, max_len, alpha, seed=None, vocab=4, mistake=None):
+    """Exhaustive search: the best of every sequence ended by <eos> or
+    reaching max_len, by sum(log p) / L**alpha."""
+    if mistake is NO_LENGTH_NORM:
+        alpha = 0.0
+    best, best_score = None, -np.inf
+    for length in range(1, max_len + 1):
+        for seq in itertools.product(range(vocab), repeat=length):
+            if EOS in seq[:-1] or (length < max_len and seq[-1] != EOS):
+                continue
+            log_p = sum(
+                _next_log_probs(table, seq[:i], seed, vocab)[seq[i]]
+                for i in range(length)
+            )
+            score = log_p / length**alpha
+            if score > best_score:
+                best, best_score = list(seq), score
+    return best[:-1] if best[-1] == EOS else best
+
+
+def _spell(ids):
+    return " ".join(NAMES[i] if i < 3 else "<eos>" for i in ids) or "(empty)"
+
+
+# ------------------------------------------------------------------ probes
+def _build_encoder(m, X, weights, **kwargs):
+    encoder = m.Seq2SeqEncoder(V_SRC, E, U, L, **kwargs)
+    encoder(X)  # build
+    encoder.set_weights(weights)
+    return encoder
+
+
+def _build_decoder(m, Y, state, weights, **kwargs):
+    decoder = m.Seq2SeqDecoder(V, E, U, L, **kwargs)
+    decoder(Y, state)  # build
+    decoder.set_weights(weights)
+    return decoder
+
+
+@lesson.probe
+def run_encoder(m, X, weights):
+    outputs, states = _build_encoder(m, X, weights)(X)
+    return outputs, list(states)
+
+
+@lesson.probe
+def run_decoder(m, Y, states, context, weights, stepwise=False):
+    """The full pass and, with `stepwise`, the step-by-step pass from the
+    same state."""
+    decoder = _build_decoder(m, Y, (states, context), weights)
+    logits, (full_states, full_context) = decoder(Y, (states, context))
+    got = {
+        "logits": logits,
+        "states": list(full_states),
+        "context": full_context,
+    }
+    if stepwise:
+        state, steps = (states, context), []
+        for t in range(Y.shape[1]):
+            step_logits, state = decoder(Y[:, t : t + 1], state)
+            steps.append(step_logits)
+        got["step_logits"] = steps
+    return got
+
+
+@lesson.probe
+def run_sequence_mask(m, X, valid_len, value):
+    return m.sequence_mask(X, valid_len, value)
+
+
+@lesson.probe
+def run_loss(m, labels, logits, valid_len):
+    return m.MaskedSoftmaxCELoss()(labels, logits, valid_len)
+
+
+@lesson.probe
+def run_loss_gradient(m, labels, logits, valid_len):
+    import tensorflow as tf
+
+    loss = m.MaskedSoftmaxCELoss()
+
+    @tf.function(autograph=False)  # compiled: two calls per logit
+    def f(z):
+        return loss(labels, z, valid_len)
+
+    return gradient_check(f, logits)
+
+
+@lesson.probe
+def run_teacher_forcing(m, Y, bos_id):
+    return m.teacher_forcing_inputs(Y, bos_id)
+
+
+@lesson.probe
+def run_bleu(m, pred, label, k):
+    return float(m.bleu(pred, label, k))
+
+
+def _scripted_step(table, seed, vocab):
+    table = {tuple(prefix): probs for prefix, probs in table}
+
+    def step_fn(token, prefix):
+        prefix = prefix if token == BOS else (*prefix, int(token))
+        return _next_log_probs(table, prefix, seed, vocab), prefix
+
+    return step_fn
+
+
+@lesson.probe
+def run_greedy(m, table, max_len, seed=None, vocab=4):
+    step_fn = _scripted_step(table, seed, vocab)
+    return [int(t) for t in m.greedy_decode(step_fn, (), BOS, EOS, max_len)]
+
+
+@lesson.probe
+def run_beam(m, table, beam_size, max_len, alpha=0.75, seed=None, vocab=4):
+    step_fn = _scripted_step(table, seed, vocab)
+    return [
+        int(t)
+        for t in m.beam_search(
+            step_fn, (), BOS, EOS, beam_size, max_len, alpha=alpha
+        )
+    ]
+
+
+@lesson.probe
+def run_predict(m, src, enc_weights, dec_weights, max_len):
+    X = np.asarray([src], dtype="int32")
+    Y = np.zeros((1, 1), "int32")
+    encoder = _build_encoder(m, X, enc_weights)
+    outputs, states = encoder(X)
+    decoder = _build_decoder(m, Y, (list(states), states[-1]), dec_weights)
+    eos = V - 1
+    greedy = m.predict_seq2seq(encoder, decoder, src, BOS_ID, eos, max_len)
+    beam = m.predict_seq2seq(
+        encoder, decoder, src, BOS_ID, eos, max_len, beam_size=1
+    )
+    forced = np.asarray([[BOS_ID, *greedy]], dtype="int32")
+    logits, _ = decoder(forced, decoder.init_state((outputs, states)))
+    return [int(t) for t in greedy], [int(t) for t in beam], logits
+
+
+@lesson.probe
+def run_contract(m, kind, X, Y, states, context):
+    if kind == "encoder":
+        facts = layer_contract(
+            lambda: m.Seq2SeqEncoder(V_SRC, E, U, L, dropout=0.1),
+            [X],
+            symbolic=[(None,)],
+            call_kwargs={"training": False},
+        )
+    else:
+        facts = layer_contract(
+            lambda: m.Seq2SeqDecoder(V, E, U, L, dropout=0.1),
+            [Y, (states, context)],
+            call_kwargs={"training": False},
+        )
+    decoder = m.Seq2SeqDecoder(V, E, U, L)
+    errors = {}
+    for name, bad in {
+        "vocab_size": lambda: m.Seq2SeqEncoder(0, E, U, L),
+        "embed_size": lambda: m.Seq2SeqDecoder(V, -1, U, L),
+        "num_hiddens": lambda: m.Seq2SeqEncoder(V_SRC, E, 2.5, L),
+        "num_layers": lambda: m.Seq2SeqDecoder(V, E, U, 0),
+        "dropout": lambda: m.Seq2SeqEncoder(V_SRC, E, U, L, dropout=1.0),
+        "enc_outputs": lambda: decoder.init_state((None, states[:1])),
+        "valid_len": lambda: m.sequence_mask(np.ones((B, T)), np.ones((B, 1))),
+        "k": lambda: m.bleu("a b", "a b", k=0),
+        "beam_size": lambda: m.beam_search(None, (), 0, 1, 0, 3),
+        "max_len": lambda: m.greedy_decode(None, (), 0, 1, 0),
+        "alpha": lambda: m.beam_search(None, (), 0, 1, 2, 3, alpha=-1.0),
+    }.items():
+        try:
+            bad()
+            errors[name] = ""
+        except ValueError as exc:
+            errors[name] = str(exc)
+    facts["errors"] = errors
+    return facts
+
+
+@lesson.probe
+def run_decoder_gradient(m, Y, states, context, weights, probe_weights):
+    import keras
+    import tensorflow as tf
+
+    decoder = _build_decoder(m, Y, (states, context), weights, dtype="float64")
+
+    # Compiled once: the centred differences call it twice per entry.
+    @tf.function(autograph=False)
+    def f(ctx):
+        logits, _ = decoder(Y, (states, ctx))
+        return keras.ops.sum(logits * probe_weights)
+
+    return gradient_check(f, context)
+
+
+# ------------------------------------------------------------------ inputs
+def _gru_weights(rng, d_in, scale=0.5):
+    return [
+        rng.standard_normal((d_in, 3 * U)) * scale,
+        rng.standard_normal((U, 3 * U)) * scale,
+        rng.standard_normal((2, 3 * U)) * scale,
+    ]
+
+
+def _encoder_weights(rng):
+    weights = [rng.standard_normal((V_SRC, E))]
+    for i in range(L):
+        weights += _gru_weights(rng, E if i == 0 else U)
+    return [w.astype("float32") for w in weights]
+
+
+def _decoder_weights(rng):
+    weights = [rng.standard_normal((V, E))]
+    for i in range(L):
+        weights += _gru_weights(rng, E + U if i == 0 else U)
+    weights += [rng.standard_normal((U, V)), rng.standard_normal(V) * 0.1]
+    return [w.astype("float32") for w in weights]
+
+
+def _decoder_inputs(rng):
+    Y = rng.integers(0, V, (B, T)).astype("int32")
+    states = [
+        rng.uniform(-0.9, 0.9, (B, U)).astype("float32") for _ in range(L)
+    ]
+    context = rng.uniform(-0.9, 0.9, (B, U)).astype("float32")
+    return Y, states, context
+
+
+def _stacked(states, what):
+    """The states as one array, or a failed check if their shapes differ."""
+    shapes = sorted({tuple(np.shape(s)) for s in states})
+    expect(
+        len(shapes) == 1,
+        f"{what}: every state should have the same shape, got {shapes}.",
+    )
+    return np.stack([np.asarray(s) for s in states])
+
+
+# ------------------------------------------------------- checks: the model
+@pytest.mark.points(2)
+def test_encoder_matches_reference(rng):
+    X = rng.integers(0, V_SRC, (B, S)).astype("int32")
+    weights = _encoder_weights(rng)
+    outputs, states = run_encoder(X, weights)
+    expect_shape(outputs, (B, S, U), "Seq2SeqEncoder outputs")
+    expect(
+        len(states) == L,
+        f"Seq2SeqEncoder must return one state per layer ({L}), got "
+        f"{len(states)}.",
+    )
+    ref_outputs, ref_states = ref_encoder(X, weights)
+    expect_close(
+        outputs,
+        ref_outputs,
+        "Seq2SeqEncoder outputs (B, S, U)",
+        hint="embedding, then each GRU on the previous one's whole sequence.",
+    )
+    expect_close(
+        _stacked(states, "Seq2SeqEncoder states"),
+        np.stack(ref_states),
+        "Seq2SeqEncoder states (L, B, U)",
+        hint="states[i] is layer i's last state, bottom layer first.",
+    )
+
+
+@pytest.mark.points(2)
+def test_decoder_matches_reference(rng):
+    Y, states, context = _decoder_inputs(rng)
+    weights = _decoder_weights(rng)
+    got = run_decoder(Y, states, context, weights)
+    expect_shape(got["logits"], (B, T, V), "Seq2SeqDecoder logits")
+    ref_logits, ref_states = ref_decoder(Y, states, context, weights)
+    expect_close(
+        got["logits"],
+        ref_logits,
+        "Seq2SeqDecoder logits (B, T, V)",
+        hint="input of the first GRU: [embedding (B, T, E), context repeated "
+        "(B, T, U)] on the last axis; GRU i starts from states[i].",
+    )
+    expect(
+        len(got["states"]) == L,
+        f"Seq2SeqDecoder must return one new state per layer ({L}), got "
+        f"{len(got['states'])}.",
+    )
+    expect_close(
+        _stacked(got["states"], "Seq2SeqDecoder new states"),
+        np.stack(ref_states),
+        "decoder new states",
+    )
+    expect_close(
+        got["context"],
+        context,
+        "the context in the decoder's returned state",
+        tol=EXACT,
+        hint="return (new_states, context): the context never changes.",
+    )
+
+
+@pytest.mark.points(2)
+def test_decoding_step_by_step_equals_the_full_pass(rng):
+    """Prediction feeds one token at a time, carrying the state: it must
+    give the same logits as one teacher-forced pass over the sequence."""
+    Y, states, context = _decoder_inputs(rng)
+    weights = _decoder_weights(rng)
+    got = run_decoder(Y, states, context, weights, stepwise=True)
+    steps = np.concatenate(got["step_logits"], axis=1)
+    ref_steps, _ = ref_decoder(Y, states, context, weights, stepwise=True)
+    expect_close(
+        steps,
+        ref_steps,
+        "Seq2SeqDecoder logits fed one step at a time (B, T, V)",
+        diagnoses=_diagnoses(
+            ref_decoder,
+            Y,
+            states,
+            context,
+            weights,
+            True,
+            mistakes=(CONTEXT_FROM_DECODER,),
+            pick=lambda out: out[0],
+        ),
+    )
+    expect_close(steps, got["logits"], "step-by-step vs full-pass logits")
+
+
+def test_teacher_forcing_inputs(rng):
+    Y = rng.integers(3, V, (B, 4)).astype("int32")
+    got = run_teacher_forcing(Y, BOS_ID)
+    expect_close(
+        got,
+        ref_teacher_forcing(Y, BOS_ID),
+        f"teacher_forcing_inputs(Y, bos_id={BOS_ID}) for Y = {Y.tolist()}",
+        tol=EXACT,
+        diagnoses=_diagnoses(ref_teacher_forcing, Y, BOS_ID),
+        hint="<bos>, y_1, ..., y_{T-1}: the target shifted right by one.",
+    )
+
+
+def test_predict_greedy_equals_beam_of_one_on_a_model(rng):
+    src = [int(i) for i in rng.integers(0, V_SRC, S)]
+    greedy, beam, logits = run_predict(
+        src, _encoder_weights(rng), _decoder_weights(rng), 3
+    )
+    expect(
+        greedy == beam,
+        f"predict_seq2seq: greedy search gave {greedy}, beam search with "
+        f"beam_size=1 gave {beam}; a beam of one is greedy search.",
+    )
+    stopped = len(greedy) < 3
+    expected = [*greedy, V - 1] if stopped else greedy
+    argmax = np.argmax(np.asarray(logits)[0], axis=-1).tolist()
+    argmax = argmax[: len(expected)]  # past max_len nothing was decoded
+    expect(
+        argmax == expected,
+        "greedy decoding: feeding <bos> + the greedy output back in one pass, "
+        f"the most probable tokens should be {expected}, got {argmax}.",
+    )
+
+
+# ------------------------------------------------ checks: mask and loss
+def test_sequence_mask_d2l_example():
+    got = run_sequence_mask(np.array([[1, 2, 3], [4, 5, 6]]), [1, 2], 0)
+    expect_close(
+        got,
+        np.array([[1, 0, 0], [4, 5, 0]]),
+        "sequence_mask([[1, 2, 3], [4, 5, 6]], [1, 2])",
+        tol=EXACT,
+        diagnoses=_diagnoses(
+            ref_sequence_mask, [[1, 2, 3], [4, 5, 6]], [1, 2], 0
+        ),
+    )
+
+
+def test_sequence_mask_on_three_axes(rng):
+    X = rng.standard_normal((B, 4, 3)).astype("float32")
+    got = run_sequence_mask(X, np.array([1, 3]), -1.0)
+    expect_close(
+        got,
+        ref_sequence_mask(X, [1, 3], -1.0),
+        "sequence_mask(X (2, 4, 3), [1, 3], value=-1)",
+        tol=EXACT,
+        diagnoses=_diagnoses(ref_sequence_mask, X, [1, 3], -1.0),
+        hint="broadcast the (B, T) mask over the trailing axes.",
+    )
+
+
+def _loss_inputs(rng):
+    labels = rng.integers(0, V, (B, T)).astype("int32")
+    logits = (rng.standard_normal((B, T, V)) * 2).astype("float32")
+    return labels, logits
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize(
+    "valid_len", [[3, 1], [0, 2]], ids=["lens_3_1", "lens_0_2"]
+)
+def test_masked_loss_matches_reference(rng, valid_len):
+    labels, logits = _loss_inputs(rng)
+    valid_len = np.array(valid_len)
+    got = run_loss(labels, logits, valid_len)
+    expect_close(
+        got,
+        ref_loss(labels, logits, valid_len),
+        f"MaskedSoftmaxCELoss with valid_len {valid_len.tolist()}",
+        diagnoses=_diagnoses(ref_loss, labels, logits, valid_len),
+        hint="sum of -log p(label) over valid tokens / number of valid tokens.",
+    )
+
+
+def test_masked_loss_ignores_the_padding(rng):
+    labels, logits = _loss_inputs(rng)
+    valid_len = np.array([2, 1])
+    padded = np.arange(T)[None, :] >= valid_len[:, None]  # (B, T)
+    other_logits = logits.copy()
+    other_logits[padded] = rng.standard_normal((padded.sum(), V)) * 5
+    other_labels = labels.copy()
+    other_labels[padded] = rng.integers(0, V, padded.sum())
+    first = run_loss(labels, logits, valid_len)
+    second = run_loss(other_labels, other_logits, valid_len)
+    expect_close(
+        second,
+        first,
+        "MaskedSoftmaxCELoss after changing the logits and labels at the "
+        "padded positions (it must not change)",
+        diagnoses=_diagnoses(ref_loss, other_labels, other_logits, valid_len),
+    )
+
+
+def test_masked_loss_of_uniform_logits_is_log_vocab():
+    """d2l's example: logits all 1 over 10 classes, valid lengths [4, 2, 0].
+    Every valid token costs ln 10, so the loss is ln 10 = 2.3026 (d2l's
+    per-sequence mean over steps prints [2.3026, 1.1513, 0.0000])."""
+    labels = np.ones((3, 4), "int32")
+    logits = np.ones((3, 4, 10), "float32")
+    valid_len = np.array([4, 2, 0])
+    expect_close(
+        run_loss(labels, logits, valid_len),
+        np.log(10.0),
+        "MaskedSoftmaxCELoss(ones, ones (3, 4, 10), [4, 2, 0])",
+        diagnoses=_diagnoses(ref_loss, labels, logits, valid_len),
+    )
+
+
+@pytest.mark.points(2)
+def test_masked_loss_gradient_is_zero_on_padding(rng):
+    labels, logits = _loss_inputs(rng)
+    valid_len = np.array([2, 1])
+    analytic, numeric = run_loss_gradient(
+        labels, logits.astype("float64"), valid_len
+    )
+    padded = np.arange(T)[None, :] >= valid_len[:, None]
+    expect_close(
+        analytic[padded],
+        np.zeros((padded.sum(), V)),
+        "d(loss)/d(logits) at the padded positions",
+        tol=EXACT,
+        hint="padding is never trained on: mask the per-token losses.",
+    )
+    expect_close(
+        analytic,
+        numeric,
+        "MaskedSoftmaxCELoss d(loss)/d(logits) vs centred differences",
+        tol=GRAD,
+    )
+
+
+# ------------------------------------------------------- checks: BLEU
+BLEU_CASES = {  # (prediction, label, k)
+    "perfect": ("il est calme .", "il est calme .", 2),
+    "disjoint": ("a b c d", "e f g h", 2),
+    "d2l_0.658": ("il est riche .", "il est calme .", 2),
+    "d2l_0.447": ("je suis en retard ?", "je suis chez moi .", 2),
+    "brevity": ("il est", "il est calme .", 2),
+    "clipping": ("il est il est", "il est calme .", 2),
+    "k3": ("le chat est sur le tapis", "le chat est sous le tapis", 3),
+    "too_short": ("go", "go .", 2),
+}
+
+
+@pytest.mark.parametrize("case", list(BLEU_CASES), ids=str)
+def test_bleu(case):
+    pred, label, k = BLEU_CASES[case]
+    expected = ref_bleu(pred, label, k)
+    printed = {"perfect": 1.0, "disjoint": 0.0, "d2l_0.658": 0.658}
+    printed["d2l_0.447"] = 0.447
+    if case in printed:  # d2l's printouts, to 3 decimals
+        assert round(expected, 3) == printed[case]
+    got = run_bleu(pred, label, k)
+    expect_close(
+        got,
+        expected,
+        f"bleu({pred!r}, {label!r}, k={k})",
+        diagnoses=_diagnoses(ref_bleu, pred, label, k),
+    )
+
+
+# ---------------------------------------------------- checks: searching
+def test_greedy_decode_stops_at_eos():
+    got = run_greedy(_plain_table(D2L_TABLE), 6)
+    expected = ref_greedy(D2L_TABLE, 6)
+    expect_close(
+        np.array(got),
+        np.array(expected),
+        f"greedy_decode on d2l's example: expected {_spell(expected)}, got "
+        f"{_spell(got)}",
+        tol=EXACT,
+        diagnoses=_diagnoses(ref_greedy, D2L_TABLE, 6, mistakes=MISTAKES),
+    )
+
+
+@pytest.mark.points(2)
+def test_beam_search_finds_the_better_sequence():
+    """d2l: greedy picks A, B, C, <eos> (0.5*0.4*0.4*0.6 = 0.048) but A, C,
+    B, <eos> is more probable (0.5*0.3*0.6*0.6 = 0.054); a beam of 2 finds
+    it."""
+    table = _plain_table(D2L_TABLE)
+    greedy = run_greedy(table, 6)
+    beam = run_beam(table, 2, 6)
+    expect(
+        greedy == [A_, B_, C_],
+        "greedy_decode on d2l's example: expected A B C, got "
+        f"{_spell(greedy)}.",
+        got=np.array(greedy),
+        diagnoses=_diagnoses(ref_greedy, D2L_TABLE, 6),
+    )
+    expect(
+        beam == [A_, C_, B_],
+        "beam_search(beam_size=2) on d2l's example: expected A C B "
+        f"(P = 0.054 > greedy's 0.048), got {_spell(beam)}.",
+    )
+
+
+def test_beam_search_normalises_by_length():
+    """Stopping at once has P = 0.40 (score ln 0.40 = -0.92); A B C <eos> has
+    P = 0.189, less, but per token it is better: ln 0.189 / 4**0.75 = -0.59."""
+    beam = run_beam(_plain_table(LENGTH_TABLE), 2, 4)
+    expected = ref_best_sequence(LENGTH_TABLE, 4, 0.75)
+    expect_close(
+        np.array(beam),
+        np.array(expected),
+        f"beam_search with alpha=0.75: expected {_spell(expected)}, got "
+        f"{_spell(beam)}",
+        tol=EXACT,
+        diagnoses=_diagnoses(ref_best_sequence, LENGTH_TABLE, 4, 0.75),
+    )
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("alpha", [0.75, 0.0], ids=["alpha_0.75", "alpha_0"])
+def test_wide_beam_is_exhaustive_search(alpha):
+    """A beam as wide as the tree keeps every prefix: it must return the
+    best of all sequences, which the judge finds by enumerating them."""
+    # Seed 27: the best by sum(log p) / L**0.75 is A C C <eos>, by the raw
+    # sum it is B <eos>, and greedy search gives A A A A.
+    seed, max_len = 27, 4
+    got = run_beam([], 4**max_len, max_len, alpha=alpha, seed=seed)
+    expected = ref_best_sequence({}, max_len, alpha, seed=seed)
+    expect_close(
+        np.array(got),
+        np.array(expected),
+        f"beam_search(beam_size={4**max_len}, alpha={alpha}) on a random "
+        f"scripted decoder: expected {_spell(expected)}, got {_spell(got)}",
+        tol=EXACT,
+        diagnoses=_diagnoses(ref_best_sequence, {}, max_len, alpha, seed, 4),
+    )
+
+
+@pytest.mark.parametrize("seed", [3, 11])
+def test_beam_of_one_is_greedy(seed):
+    greedy = run_greedy([], 5, seed=seed, vocab=4)
+    beam = run_beam([], 1, 5, seed=seed, vocab=4)
+    expected = ref_greedy({}, 5, seed=seed, vocab=4)
+    expect(
+        greedy == expected,
+        f"greedy_decode on a random scripted decoder: expected "
+        f"{_spell(expected)}, got {_spell(greedy)}.",
+        got=np.array(greedy),
+        diagnoses=_diagnoses(ref_greedy, {}, 5, seed, 4),
+    )
+    expect(
+        beam == greedy,
+        f"beam_search(beam_size=1) gave {_spell(beam)}, greedy_decode "
+        f"{_spell(greedy)}: a beam of one is greedy search.",
+    )
+
+
+# ---------------------------------------------- checks: layer contract
+@pytest.mark.parametrize("kind", ["encoder", "decoder"])
+def test_keras_layer_contract(rng, kind):
+    X = rng.integers(0, V_SRC, (B, S)).astype("int32")
+    Y, states, context = _decoder_inputs(rng)
+    facts = run_contract(kind, X, Y, states, context)
+    what = "Seq2SeqEncoder" if kind == "encoder" else "Seq2SeqDecoder"
+    shape = (B, S, U) if kind == "encoder" else (B, T, V)
+    expect_shape(facts["output_shape"], shape, f"{what} output")
+    if kind == "encoder":
+        expect_shape(
+            facts["symbolic_shape"],
+            (None, None, U),
+            f"{what} on keras.Input (None batch and length)",
+        )
+    trainable = 1 + 3 * L + (0 if kind == "encoder" else 2)
+    expect(
+        facts["trainable"] == trainable,
+        f"{what} should have {trainable} trainable weights, has "
+        f"{facts['trainable']}.",
+    )
+    expect(
+        facts["config_roundtrip_diff"] == 0.0,
+        f"{what}: from_config(get_config()) gives a different output.",
+    )
+    expect(
+        facts["grads_finite"] and facts["step_changes_weights"],
+        f"{what}: some weight gets no or a non-finite gradient (is every "
+        "layer used?).",
+    )
+    for arg, message in facts["errors"].items():
+        expect(
+            arg in message,
+            f"bad `{arg}` should raise ValueError naming it, got {message!r}.",
+        )
+
+
+@pytest.mark.points(2)
+def test_decoder_gradient_matches_centred_differences(rng):
+    Y, states, context = _decoder_inputs(rng)
+    weights = [w.astype("float64") for w in _decoder_weights(rng)]
+    probe_weights = rng.standard_normal((B, T, V))
+    analytic, numeric = run_decoder_gradient(
+        Y,
+        [s.astype("float64") for s in states],
+        context.astype("float64"),
+        weights,
+        probe_weights,
+    )
+    expect_close(
+        analytic,
+        numeric,
+        "Seq2SeqDecoder d(loss)/d(context) vs centred differences",
+        tol=GRAD,
+    )

@@ -1,0 +1,224 @@
+# Your exercise file: replace each `raise NotImplementedError` below its
+# TODO with your code, then run `m2t grade l12`.
+# (Generated from solutions/l12_deep_bidirectional_rnn.py by `m2t make-lessons`.)
+"""Lesson 12: deep and bidirectional RNNs (深度循环神经网络, 双向循环神经网络).
+
+Deep (stacked) RNN. L recurrent layers on top of each other; layer l reads
+the WHOLE output sequence of layer l-1 (its hidden state at every step):
+
+    H_t^(0) = X_t
+    H_t^(l) = f_l(H_t^(l-1), H_{t-1}^(l))        l = 1, ..., L
+    output: the top layer's sequence H_1^(L), ..., H_T^(L)
+
+Each layer has its own time recurrence; lower layers tend to follow short
+term dynamics and higher layers slower ones. The last state of every layer
+is returned too: a seq2seq encoder hands all L of them to its decoder.
+
+Bidirectional RNN. Two independent RNNs read the same sequence, one from
+left to right and one from right to left, and their states at each position
+are concatenated:
+
+    forward:   H->_t = f(X_t, H->_{t-1})      reads X_1 ... X_t
+    backward:  H<-_t = g(X_t, H<-_{t+1})      reads X_T ... X_t
+    H_t = [H->_t, H<-_t]                      (B, T, 2U)
+
+The backward RNN is an ordinary RNN run on the reversed sequence; its
+outputs come out reversed and must be flipped back so that position t holds
+H<-_t (the state after reading X_T ... X_t), aligned with H->_t.
+
+Warning: H_t depends on the future inputs X_{t+1} ... X_T. A bidirectional
+layer is for encoding a whole sequence that is known in advance (tagging,
+filling a blank, a translation encoder). It cannot predict the next token:
+at test time the future is not there to read, and a model trained with it
+learns to copy from it (seeds 004: 在训练期间，我们能够利用过去和未来的数据...
+而在测试期间，我们只有过去的数据，因此精度将会很差). It is also slow:
+the backward pass cannot start before the whole sequence is known.
+
+Both layers use Keras's own recurrent layers inside (`SimpleRNN`, `GRU`,
+`LSTM` with `return_sequences=True, return_state=True`); the idea here is
+how they are wired.
+
+Reference: Graves et al. 2013; Schuster & Paliwal 1997; d2l 9.3, 9.4.
+"""
+
+import keras
+from keras import ops
+
+CELLS = {
+    "rnn": keras.layers.SimpleRNN,
+    "gru": keras.layers.GRU,
+    "lstm": keras.layers.LSTM,
+}
+"""The recurrent layer each `cell` name builds. A layer's state is one
+`(B, U)` tensor for "rnn" and "gru", and a list `[h, c]` for "lstm"."""
+
+
+def _check_positive_int(name: str, value) -> None:
+    if int(value) != value or value <= 0:
+        raise ValueError(f"`{name}` must be a positive int, got {value!r}")
+
+
+def _check_cell(cell: str) -> None:
+    if cell not in CELLS:
+        raise ValueError(f"`cell` must be one of {sorted(CELLS)}, got {cell!r}")
+
+
+def _recurrent_layer(cell: str, units: int, name: str, dtype_policy):
+    return CELLS[cell](
+        units,
+        return_sequences=True,
+        return_state=True,
+        name=name,
+        dtype=dtype_policy,
+    )
+
+
+def split_results(results):
+    """A Keras recurrent layer's `[outputs, *states]` -> `(outputs, state)`.
+
+    `state` is the one state tensor `(B, U)` of "rnn" and "gru" layers, or
+    the list `[h, c]` of an "lstm" layer.
+    """
+    outputs, *state = results
+    return outputs, state[0] if len(state) == 1 else state
+
+
+class StackedRNN(keras.layers.Layer):
+    """A deep RNN: `num_layers` recurrent layers, each reading the full
+    output sequence of the one below.
+
+    Args:
+        num_layers: int, L.
+        num_hiddens: int, U, the hidden size of every layer.
+        cell: "rnn" (SimpleRNN), "gru" or "lstm".
+        dropout: float in [0, 1), dropout on the sequence passed from one
+            layer to the next (not on the top layer's output), as d2l's
+            `nn.GRU(dropout=...)`.
+
+    Call arguments:
+        inputs: `(B, T, D)`.
+        initial_state: None (zeros), or a list of L states, one per layer
+            (each `(B, U)`, or `[h, c]` for "lstm").
+        mask: optional `(B, T)` boolean, True at real (not padded) steps.
+        training: bool, dropout is active only when True.
+
+    Returns:
+        `(outputs, states)`: outputs `(B, T, U)` is the top layer's sequence;
+        states is a list of L last states, bottom layer first.
+    """
+
+    def __init__(
+        self,
+        num_layers: int,
+        num_hiddens: int,
+        cell: str = "gru",
+        dropout: float = 0.0,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        _check_positive_int("num_layers", num_layers)
+        _check_positive_int("num_hiddens", num_hiddens)
+        _check_cell(cell)
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"`dropout` must be in [0, 1), got {dropout!r}")
+        self.num_layers = int(num_layers)
+        self.num_hiddens = int(num_hiddens)
+        self.cell = cell
+        self.dropout = dropout
+        self.rnn_layers = [
+            _recurrent_layer(cell, num_hiddens, f"layer_{i}", self.dtype_policy)
+            for i in range(num_layers)
+        ]
+        self.inter_layer_dropout = keras.layers.Dropout(
+            dropout, dtype=self.dtype_policy
+        )
+
+    def build(self, inputs_shape, initial_state_shape=None):
+        shape = tuple(inputs_shape)
+        for layer in self.rnn_layers:
+            layer.build(shape)
+            shape = shape[:-1] + (self.num_hiddens,)  # what the next one reads
+
+    def call(self, inputs, initial_state=None, mask=None, training=None):
+        if initial_state is not None and len(initial_state) != self.num_layers:
+            raise ValueError(
+                f"`initial_state` must hold one state per layer "
+                f"({self.num_layers}), got {len(initial_state)}"
+            )
+        # TODO(l12): run the layers bottom up. Start with x = inputs; for
+        #   layer number i, call it on x with
+        #   initial_state=None or initial_state[i], mask=mask and
+        #   training=training; `split_results(...)` turns what it returns
+        #   into (outputs (B, T, U), state). Keep every layer's state in a
+        #   list, and feed the next layer its WHOLE output sequence, through
+        #   self.inter_layer_dropout(outputs, training=training). Return
+        #   (outputs of the top layer, the list of L states).
+        #   Our solution is about 9 lines.
+        raise NotImplementedError("l12: StackedRNN.call")
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "num_layers": self.num_layers,
+            "num_hiddens": self.num_hiddens,
+            "cell": self.cell,
+            "dropout": self.dropout,
+        }
+
+
+class BidirectionalRNN(keras.layers.Layer):
+    """A forward and a backward RNN over the same sequence, concatenated.
+
+    Args:
+        num_hiddens: int, U, the hidden size of each direction.
+        cell: "rnn" (SimpleRNN), "gru" or "lstm".
+
+    Call arguments:
+        inputs: `(B, T, D)`.
+        mask: optional `(B, T)` boolean, True at real (not padded) steps.
+        training: bool, passed to both RNNs.
+
+    Returns:
+        `(outputs, [forward_state, backward_state])`: outputs `(B, T, 2U)`,
+        `[H->_t, H<-_t]` at each position t (forward half first, as
+        `keras.layers.Bidirectional`); forward_state is the state after
+        reading the whole sequence left to right, backward_state after
+        reading it right to left (each `(B, U)`, or `[h, c]` for "lstm").
+    """
+
+    def __init__(self, num_hiddens: int, cell: str = "gru", **kwargs):
+        super().__init__(**kwargs)
+        _check_positive_int("num_hiddens", num_hiddens)
+        _check_cell(cell)
+        self.num_hiddens = int(num_hiddens)
+        self.cell = cell
+        self.forward_rnn = _recurrent_layer(
+            cell, num_hiddens, "forward", self.dtype_policy
+        )
+        self.backward_rnn = _recurrent_layer(
+            cell, num_hiddens, "backward", self.dtype_policy
+        )
+
+    def build(self, inputs_shape):
+        self.forward_rnn.build(inputs_shape)
+        self.backward_rnn.build(inputs_shape)
+
+    def call(self, inputs, mask=None, training=None):
+        # TODO(l12): the forward RNN reads `inputs` as they are. The backward
+        #   RNN reads the time-reversed sequence, ops.flip(inputs, axis=1)
+        #   (flip the mask the same way when there is one, so the padding
+        #   comes first and is skipped). Its outputs come out in reversed
+        #   order: flip them back along axis 1 so that position t holds the
+        #   state after reading x_T ... x_t. Call each RNN with mask= and
+        #   training=, split_results(...) gives (outputs (B, T, U), state).
+        #   Concatenate [forward, backward] on the last axis -> (B, T, 2U).
+        #   Return (outputs, [forward_state, backward_state]).
+        #   Our solution is about 10 lines.
+        raise NotImplementedError("l12: BidirectionalRNN.call")
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "num_hiddens": self.num_hiddens,
+            "cell": self.cell,
+        }

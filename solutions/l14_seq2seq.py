@@ -1,0 +1,591 @@
+"""Lesson 14: sequence to sequence learning (序列到序列学习, seq2seq).
+
+Encoder-decoder (编码器-解码器). The encoder reads the source sentence
+x_1 ... x_S and summarises it; the decoder writes the target sentence one
+token at a time, each conditioned on the summary and on the tokens before:
+
+    encoder:  h_s = f(embed(x_s), h_{s-1})        (an L-layer GRU)
+              context c = h_S of the top layer     (B, U)
+    decoder:  s_t = g([embed(y_{t-1}), c], s_{t-1}), s_0 = the encoder's
+              final states (all L layers)
+              P(y_t | y_<t, x) = softmax(W s_t + b)  over the V target tokens
+
+The context c is concatenated (拼接) to the decoder's input at EVERY step,
+and it stays the encoder's: the decoder state carries it along unchanged,
+so decoding step by step gives exactly what one pass over the whole target
+gives.
+
+Training: teacher forcing (强制教学). The decoder's input is the true target
+shifted right by one, <bos> y_1 ... y_{T-1}, and it must predict
+y_1 ... y_T. Targets are padded to T (lesson 13); the padding is masked
+(掩蔽) out of the loss:
+
+    loss = sum over valid (b, t) of -log P(y_bt) / number of valid (b, t)
+
+(the course's convention: every real token weighs the same; d2l averages
+each sequence over all T steps, which under-weights long sentences).
+
+Prediction: greedy search takes the most probable token at each step until
+<eos>. It does not find the most probable sequence: beam search (束搜索)
+keeps the k best prefixes at each step, and finally picks, among the
+finished ones (ended by <eos>) and those still open at max_len,
+
+    argmax  (1 / L^alpha) * sum_{t=1..L} log P(y_t | y_<t, x),  alpha = 0.75
+
+where L counts the tokens scored (the <eos> included). Without the 1/L^alpha
+the shortest candidates would win: every extra token adds a negative log.
+Beam size 1 is greedy search.
+
+Evaluation: BLEU compares the n-grams of a prediction with a label:
+
+    BLEU = exp(min(0, 1 - len_label / len_pred)) * prod_{n=1..k} p_n^(1/2^n)
+
+p_n is the n-gram precision, clipped: an n-gram of the label can match at
+most as many times as it occurs in the label. The first factor, the brevity
+penalty, punishes predictions shorter than the label (a short prediction
+has high precision cheaply).
+
+Reference: Sutskever et al. 2014; Cho et al. 2014; Papineni et al. 2002;
+d2l 9.6-9.8 (10.6-10.8).
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+from collections.abc import Callable
+from collections.abc import Sequence
+
+import keras
+import numpy as np
+from keras import ops
+
+
+def _check_positive_int(name: str, value) -> None:
+    if int(value) != value or value <= 0:
+        raise ValueError(f"`{name}` must be a positive int, got {value!r}")
+
+
+def _check_dropout(dropout: float) -> None:
+    if not 0.0 <= dropout < 1.0:
+        raise ValueError(f"`dropout` must be in [0, 1), got {dropout!r}")
+
+
+def _gru_layers(num_layers, num_hiddens, dropout, dtype_policy):
+    """L Keras GRUs returning their whole sequence and their last state."""
+    return [
+        keras.layers.GRU(
+            num_hiddens,
+            return_sequences=True,
+            return_state=True,
+            dropout=dropout,
+            name=f"gru_{i}",
+            dtype=dtype_policy,
+        )
+        for i in range(num_layers)
+    ]
+
+
+class Seq2SeqEncoder(keras.layers.Layer):
+    """The RNN encoder: embedding, then an L-layer GRU.
+
+    Args:
+        vocab_size: int, the source vocabulary size.
+        embed_size: int, E.
+        num_hiddens: int, U.
+        num_layers: int, L.
+        dropout: float in [0, 1), input dropout of each GRU.
+
+    Call arguments:
+        inputs: `(B, S)` int source token ids.
+        training: bool, dropout is active only when True.
+
+    Returns:
+        `(outputs, states)`: outputs `(B, S, U)`, the top layer's state at
+        every source position; states, a list of L last states `(B, U)`,
+        bottom layer first.
+
+    Weights: `embedding` (vocab_size, E); `rnn_layers[i]` Keras GRUs
+    (reset_after=True: kernel, recurrent_kernel, bias (2, 3U)).
+    """
+
+    def __init__(
+        self,
+        vocab_size: int,
+        embed_size: int,
+        num_hiddens: int,
+        num_layers: int,
+        dropout: float = 0.0,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        for name, value in [
+            ("vocab_size", vocab_size),
+            ("embed_size", embed_size),
+            ("num_hiddens", num_hiddens),
+            ("num_layers", num_layers),
+        ]:
+            _check_positive_int(name, value)
+        _check_dropout(dropout)
+        self.vocab_size = int(vocab_size)
+        self.embed_size = int(embed_size)
+        self.num_hiddens = int(num_hiddens)
+        self.num_layers = int(num_layers)
+        self.dropout = dropout
+        self.embedding = keras.layers.Embedding(
+            vocab_size, embed_size, name="embedding", dtype=self.dtype_policy
+        )
+        self.rnn_layers = _gru_layers(
+            num_layers, num_hiddens, dropout, self.dtype_policy
+        )
+
+    def build(self, inputs_shape):
+        self.embedding.build(inputs_shape)
+        shape = tuple(inputs_shape) + (self.embed_size,)
+        for layer in self.rnn_layers:
+            layer.build(shape)
+            shape = shape[:-1] + (self.num_hiddens,)
+
+    def call(self, inputs, training=None):
+        # TODO(l14): embed the ids, self.embedding(inputs) -> (B, S, E), then
+        #   run self.rnn_layers bottom up, each on the previous one's whole
+        #   output sequence, with training=training. A Keras GRU here
+        #   returns [outputs (B, S, U), last state (B, U)]. Return (top
+        #   outputs, list of the L last states).
+        #   Our solution is about 6 lines.
+        # BEGIN SOLUTION
+        x = self.embedding(inputs)  # (B, S, E)
+        states = []
+        for layer in self.rnn_layers:
+            x, state = layer(x, training=training)  # (B, S, U), (B, U)
+            states.append(state)
+        return x, states
+        # END SOLUTION
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "vocab_size": self.vocab_size,
+            "embed_size": self.embed_size,
+            "num_hiddens": self.num_hiddens,
+            "num_layers": self.num_layers,
+            "dropout": self.dropout,
+        }
+
+
+class Seq2SeqDecoder(keras.layers.Layer):
+    """The RNN decoder: [embedding, context] -> L-layer GRU -> Dense(V).
+
+    Args:
+        vocab_size: int, V, the target vocabulary size.
+        embed_size: int, E.
+        num_hiddens: int, U (the encoder's U: its states start the decoder).
+        num_layers: int, L (the encoder's L).
+        dropout: float in [0, 1), input dropout of each GRU.
+
+    Call arguments:
+        inputs: `(B, T)` int target-side ids (with teacher forcing:
+            <bos> y_1 ... y_{T-1}; when predicting: the last token, T = 1).
+        state: `(layer_states, context)` as made by `init_state` or returned
+            by the previous call: a list of L `(B, U)` GRU states and the
+            `(B, U)` context (the encoder's top-layer final state).
+        training: bool, dropout is active only when True.
+
+    Returns:
+        `(logits, state)`: logits `(B, T, V)` (before the softmax), and the
+        next state `(new layer_states, the same context)`.
+    """
+
+    def __init__(
+        self,
+        vocab_size: int,
+        embed_size: int,
+        num_hiddens: int,
+        num_layers: int,
+        dropout: float = 0.0,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        for name, value in [
+            ("vocab_size", vocab_size),
+            ("embed_size", embed_size),
+            ("num_hiddens", num_hiddens),
+            ("num_layers", num_layers),
+        ]:
+            _check_positive_int(name, value)
+        _check_dropout(dropout)
+        self.vocab_size = int(vocab_size)
+        self.embed_size = int(embed_size)
+        self.num_hiddens = int(num_hiddens)
+        self.num_layers = int(num_layers)
+        self.dropout = dropout
+        self.embedding = keras.layers.Embedding(
+            vocab_size, embed_size, name="embedding", dtype=self.dtype_policy
+        )
+        self.rnn_layers = _gru_layers(
+            num_layers, num_hiddens, dropout, self.dtype_policy
+        )
+        self.dense = keras.layers.Dense(
+            vocab_size, name="output", dtype=self.dtype_policy
+        )
+
+    def build(self, inputs_shape, state_shape=None):
+        self.embedding.build(inputs_shape)
+        # The first GRU reads [embedding, context]: E + U features.
+        shape = tuple(inputs_shape) + (self.embed_size + self.num_hiddens,)
+        for layer in self.rnn_layers:
+            layer.build(shape)
+            shape = shape[:-1] + (self.num_hiddens,)
+        self.dense.build(shape)
+
+    def init_state(self, enc_outputs):
+        """The encoder's `(outputs, states)` -> the decoder's first state:
+        `(the L encoder states, context = the top layer's state)`."""
+        _, states = enc_outputs
+        if len(states) != self.num_layers:
+            raise ValueError(
+                f"`enc_outputs` must hold {self.num_layers} states (one per "
+                f"layer), got {len(states)}"
+            )
+        return list(states), states[-1]
+
+    def call(self, inputs, state, training=None):
+        # TODO(l14): unpack `layer_states, context = state`. Embed the ids
+        #   -> (B, T, E); repeat the context along time, ops.repeat(
+        #   context[:, None, :], T, axis=1) with T = ops.shape(inputs)[1]
+        #   -> (B, T, U); ops.concatenate the two on the last axis ->
+        #   (B, T, E + U). Run self.rnn_layers bottom up, layer i starting
+        #   from layer_states[i] (initial_state=[h]) with training=training;
+        #   each returns [outputs (B, T, U), last state (B, U)]. self.dense
+        #   on the top outputs -> logits (B, T, V). Return (logits,
+        #   (list of the new states, context)): the context stays as it is.
+        #   Our solution is about 10 lines.
+        # BEGIN SOLUTION
+        layer_states, context = state
+        x = self.embedding(inputs)  # (B, T, E)
+        steps = ops.shape(inputs)[1]
+        context_seq = ops.repeat(context[:, None, :], steps, axis=1)  # (B,T,U)
+        x = ops.concatenate([x, context_seq], axis=-1)  # (B, T, E + U)
+        new_states = []
+        for layer, h in zip(self.rnn_layers, layer_states, strict=True):
+            x, h = layer(x, initial_state=[h], training=training)
+            new_states.append(h)  # (B, U)
+        logits = self.dense(x)  # (B, T, V)
+        return logits, (new_states, context)
+        # END SOLUTION
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "vocab_size": self.vocab_size,
+            "embed_size": self.embed_size,
+            "num_hiddens": self.num_hiddens,
+            "num_layers": self.num_layers,
+            "dropout": self.dropout,
+        }
+
+
+def sequence_mask(X, valid_len, value=0.0):
+    """Replace the entries at or past each row's valid length by `value`.
+
+    Args:
+        X: `(B, T)` or `(B, T, ...)`.
+        valid_len: `(B,)` integers.
+        value: the fill value.
+
+    Returns:
+        X's shape and dtype: `X[b, t, ...]` where `t < valid_len[b]`, else
+        `value`.
+
+        >>> ops.convert_to_numpy(sequence_mask([[1, 2, 3], [4, 5, 6]], [1, 2]))
+        array([[1, 0, 0],
+               [4, 5, 0]], dtype=int32)
+    """
+    X = ops.convert_to_tensor(X)
+    valid_len = ops.convert_to_tensor(valid_len)
+    if len(X.shape) < 2:
+        raise ValueError(
+            f"`X` must have shape (B, T, ...), got shape {tuple(X.shape)}"
+        )
+    if len(valid_len.shape) != 1:
+        raise ValueError(
+            "`valid_len` must have shape (B,), got shape "
+            f"{tuple(valid_len.shape)}"
+        )
+    # TODO(l14): keep = ops.arange(T)[None, :] < valid_len[:, None] (cast
+    #   valid_len to int32) -> (B, T) booleans; add a trailing axis per
+    #   extra axis of X (keep[..., None]) so it broadcasts; then
+    #   ops.where(keep, X, value cast to X.dtype).
+    #   Our solution is about 5 lines.
+    # BEGIN SOLUTION
+    positions = ops.arange(ops.shape(X)[1], dtype="int32")  # (T,)
+    keep = positions[None, :] < ops.cast(valid_len, "int32")[:, None]  # (B, T)
+    for _ in range(len(X.shape) - 2):
+        keep = keep[..., None]  # (B, T, 1, ...)
+    return ops.where(keep, X, ops.cast(value, X.dtype))
+    # END SOLUTION
+
+
+class MaskedSoftmaxCELoss:
+    """Softmax cross-entropy over the valid (non-padding) tokens only.
+
+    `loss(labels, logits, valid_len)` is the sum of -log softmax(logits)
+    at the label over every position t < valid_len[b], divided by the number
+    of such positions (0 when there are none). Padding never contributes,
+    to the value or to the gradient.
+
+    Call arguments:
+        labels: `(B, T)` int target ids.
+        logits: `(B, T, V)` unnormalised scores.
+        valid_len: `(B,)` integers.
+
+    Returns:
+        A scalar.
+    """
+
+    def __call__(self, labels, logits, valid_len):
+        labels = ops.convert_to_tensor(labels)
+        logits = ops.convert_to_tensor(logits)
+        # TODO(l14): ce = keras.losses.sparse_categorical_crossentropy(
+        #   labels, logits, from_logits=True) -> (B, T); weights =
+        #   sequence_mask(ops.ones_like(ce), valid_len) -> (B, T) of 1s and
+        #   0s. Return sum(ce * weights) / max(sum(weights), 1).
+        #   Our solution is about 5 lines.
+        # BEGIN SOLUTION
+        ce = keras.losses.sparse_categorical_crossentropy(
+            labels, logits, from_logits=True
+        )  # (B, T)
+        weights = sequence_mask(ops.ones_like(ce), valid_len)  # (B, T)
+        total = ops.sum(ce * weights)
+        count = ops.sum(weights)  # the number of real tokens
+        return total / ops.maximum(count, 1.0)
+        # END SOLUTION
+
+
+def teacher_forcing_inputs(Y, bos_id: int):
+    """The decoder's input for teacher forcing: the target shifted right.
+
+    Args:
+        Y: `(B, T)` int target ids (y_1 ... y_T, padded).
+        bos_id: int, the id of '<bos>'.
+
+    Returns:
+        `(B, T)`: <bos>, y_1, ..., y_{T-1}.
+
+        >>> ops.convert_to_numpy(teacher_forcing_inputs([[5, 6, 3]], 2))
+        array([[2, 5, 6]], dtype=int32)
+    """
+    Y = ops.convert_to_tensor(Y)
+    # TODO(l14): a (B, 1) column of bos_id (ops.full with Y's dtype and
+    #   ops.shape(Y)[0] rows) concatenated in front of Y[:, :-1] on axis 1.
+    #   Our solution is about 2 lines.
+    # BEGIN SOLUTION
+    bos = ops.full((ops.shape(Y)[0], 1), bos_id, dtype=Y.dtype)  # (B, 1)
+    return ops.concatenate([bos, Y[:, :-1]], axis=1)  # (B, T)
+    # END SOLUTION
+
+
+def _tokens(seq) -> list:
+    return seq.split() if isinstance(seq, str) else list(seq)
+
+
+def bleu(pred_seq, label_seq, k: int = 2) -> float:
+    """BLEU of one prediction against one label, n-grams up to k.
+
+    Args:
+        pred_seq, label_seq: strings (split at spaces) or token lists.
+        k: int, the longest n-gram.
+
+    Returns:
+        `exp(min(0, 1 - len_label/len_pred)) * prod_n p_n^(1/2^n)`, in
+        [0, 1]; 0 for an empty prediction or one shorter than k.
+
+        >>> round(bleu("il est riche .", "il est calme ."), 3)
+        0.658
+    """
+    _check_positive_int("k", k)
+    pred, label = _tokens(pred_seq), _tokens(label_seq)
+    # TODO(l14): return 0.0 when len(pred) < k (then some p_n has no
+    #   n-gram). score = the brevity penalty math.exp(min(0, 1 -
+    #   len_label / len_pred)); for n = 1..k: count the label's n-grams
+    #   (collections.Counter of tuples), then walk the prediction's
+    #   len_pred - n + 1 n-grams: one matches if its count is still > 0,
+    #   and then uses one up (clipping). score *= (matches / (len_pred - n
+    #   + 1)) ** (0.5 ** n). Our solution is about 12 lines.
+    # BEGIN SOLUTION
+    len_pred, len_label = len(pred), len(label)
+    if len_pred < k:
+        return 0.0
+    score = math.exp(min(0.0, 1.0 - len_label / len_pred))  # brevity
+    for n in range(1, k + 1):
+        label_counts = collections.Counter(
+            tuple(label[i : i + n]) for i in range(len_label - n + 1)
+        )
+        matches = 0
+        for i in range(len_pred - n + 1):
+            gram = tuple(pred[i : i + n])
+            if label_counts[gram] > 0:
+                matches += 1
+                label_counts[gram] -= 1  # clipping: each label n-gram once
+        score *= (matches / (len_pred - n + 1)) ** (0.5**n)
+    return score
+    # END SOLUTION
+
+
+StepFn = Callable[[int, object], tuple[np.ndarray, object]]
+"""`step_fn(token, state) -> (log_probs (V,), next_state)`: one decoder step
+from the last token and the decoder state, for a single sequence."""
+
+
+def _check_search(max_len: int, **ints: int) -> None:
+    _check_positive_int("max_len", max_len)
+    for name, value in ints.items():
+        _check_positive_int(name, value)
+
+
+def greedy_decode(
+    step_fn: StepFn, state, bos_id: int, eos_id: int, max_len: int
+) -> list[int]:
+    """Greedy search: the most probable token at each step.
+
+    Args:
+        step_fn: one decoder step, see `StepFn`.
+        state: the decoder's initial state.
+        bos_id, eos_id: ids of '<bos>' (the first input) and '<eos>'.
+        max_len: int, at most this many steps.
+
+    Returns:
+        The predicted ids, without '<bos>' and without the '<eos>' that
+        ended them (at most `max_len` of them).
+    """
+    _check_search(max_len)
+    # TODO(l14): start from token = bos_id; up to max_len times: call
+    #   step_fn(token, state) -> (log_probs, state); token = the int
+    #   np.argmax of log_probs; stop at eos_id (not appended), else append.
+    #   Our solution is about 7 lines.
+    # BEGIN SOLUTION
+    token, output = bos_id, []
+    for _ in range(max_len):
+        log_probs, state = step_fn(token, state)
+        token = int(np.argmax(log_probs))
+        if token == eos_id:
+            break
+        output.append(token)
+    return output
+    # END SOLUTION
+
+
+def beam_search(
+    step_fn: StepFn,
+    state,
+    bos_id: int,
+    eos_id: int,
+    beam_size: int,
+    max_len: int,
+    alpha: float = 0.75,
+) -> list[int]:
+    """Beam search with the length-normalised score.
+
+    At each step every open beam is extended by its `beam_size` most
+    probable tokens, and the `beam_size` best extensions (by the sum of
+    log-probabilities) are kept; those that end with '<eos>' are finished
+    and leave the beam. The search stops when no beam is open or after
+    `max_len` steps. Of the finished and the still open sequences, the
+    one with the highest `sum(log p) / L**alpha` wins, L = its length
+    counting the '<eos>'. `beam_size=1` is greedy search.
+
+    Args:
+        step_fn: one decoder step, see `StepFn`.
+        state: the decoder's initial state.
+        bos_id, eos_id: ids of '<bos>' and '<eos>'.
+        beam_size: int, k.
+        max_len: int, at most this many steps.
+        alpha: float >= 0, the length-penalty exponent.
+
+    Returns:
+        The best sequence's ids, without '<bos>' and '<eos>'.
+    """
+    _check_search(max_len, beam_size=beam_size)
+    if alpha < 0:
+        raise ValueError(f"`alpha` must be >= 0, got {alpha!r}")
+    # TODO(l14): beams = [(0.0, [], state)] as (sum of log p, tokens, state),
+    #   finished = []. Each step: for each beam, step_fn(last token, or
+    #   bos_id when it has none, its state) -> (log_probs, new state); its
+    #   beam_size best tokens (np.argsort(-log_probs, kind="stable")) make
+    #   candidates (score + log_probs[tok], tokens + [tok], new state).
+    #   Sort all candidates by score, best first (a stable sort), keep
+    #   beam_size; those ending with eos_id go to `finished`, the others
+    #   are the new beams; stop when none is open. Then pick, over
+    #   finished + open beams, the max of score / len(tokens) ** alpha and
+    #   return its tokens without a final eos_id.
+    #   Our solution is about 20 lines.
+    # BEGIN SOLUTION
+    beams = [(0.0, [], state)]  # (sum of log p, tokens, decoder state)
+    finished = []  # (sum of log p, tokens ending with <eos>)
+    for _ in range(max_len):
+        candidates = []
+        for score, tokens, beam_state in beams:
+            last = tokens[-1] if tokens else bos_id
+            log_probs, next_state = step_fn(last, beam_state)
+            log_probs = np.asarray(log_probs, dtype=np.float64)
+            for token in np.argsort(-log_probs, kind="stable")[:beam_size]:
+                candidates.append(
+                    (
+                        score + log_probs[token],
+                        [*tokens, int(token)],
+                        next_state,
+                    )
+                )
+        candidates.sort(key=lambda c: c[0], reverse=True)  # stable
+        beams = []
+        for score, tokens, next_state in candidates[:beam_size]:
+            if tokens[-1] == eos_id:
+                finished.append((score, tokens))
+            else:
+                beams.append((score, tokens, next_state))
+        if not beams:
+            break
+    pool = finished + [(score, tokens) for score, tokens, _ in beams]
+    _, best = max(pool, key=lambda c: c[0] / len(c[1]) ** alpha)
+    return best[:-1] if best[-1] == eos_id else best
+    # END SOLUTION
+
+
+def predict_seq2seq(
+    encoder: Seq2SeqEncoder,
+    decoder: Seq2SeqDecoder,
+    src_ids: Sequence[int],
+    bos_id: int,
+    eos_id: int,
+    max_len: int,
+    beam_size: int = 1,
+    alpha: float = 0.75,
+) -> list[int]:
+    """Translate one source sentence (given; uses the functions above).
+
+    Args:
+        encoder, decoder: a trained pair.
+        src_ids: the source ids, prepared as in training (e.g. with
+            '<eos>' and padded to num_steps, lesson 13).
+        bos_id, eos_id: target-side ids of '<bos>' and '<eos>'.
+        max_len: int, at most this many target tokens.
+        beam_size: int, 1 for greedy search.
+        alpha: float, the length-penalty exponent of beam search.
+
+    Returns:
+        The predicted target ids, without '<bos>' and '<eos>'.
+    """
+    enc_outputs = encoder(np.asarray([src_ids], dtype="int32"), training=False)
+    state = decoder.init_state(enc_outputs)
+
+    def step_fn(token, state):
+        logits, state = decoder(
+            np.array([[token]], dtype="int32"), state, training=False
+        )  # (1, 1, V)
+        return ops.convert_to_numpy(ops.log_softmax(logits[0, -1])), state
+
+    if beam_size == 1:
+        return greedy_decode(step_fn, state, bos_id, eos_id, max_len)
+    return beam_search(
+        step_fn, state, bos_id, eos_id, beam_size, max_len, alpha
+    )
