@@ -1,0 +1,631 @@
+"""Helpers of the CNN graders (lessons 02-04): float64 NumPy references for
+convolution, pooling and batch norm; shape tables; weight transfer; a
+training smoke check; and a small generated image set.
+
+Judge side: `conv2d`, `max_pool`, `avg_pool`, `batch_norm`, the parameter
+formulas, `expect_table`, `expect_reference`, `toy_images`.
+Probe side (they touch the student's model, return plain data):
+`layer_table`, `transfer`, `train_steps`.
+
+Images are channels-last: x (B, H, W, C); kernels (k, k, C_in, C_out) as
+Keras stores them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from graders._judge import CheckFailed
+from graders._judge import Mistake
+from graders._judge import diagnose
+from graders._judge import expect_close
+from graders._tol import F32
+
+# ----------------------------------------------------- float64 references
+
+
+def _pads(n: int, k: int, s: int, padding: str) -> tuple[int, int, int]:
+    """(pad before, pad after, output size) along one axis, as TF does it:
+    'valid' takes no padding; 'same' gives ceil(n / s) outputs and puts the
+    odd pixel of padding after."""
+    if padding == "valid":
+        return 0, 0, (n - k) // s + 1
+    out = -(-n // s)
+    total = max((out - 1) * s + k - n, 0)
+    return total // 2, total - total // 2, out
+
+
+def _windows(x, k, s, padding, fill):
+    """(B, Ho, Wo, C, k, k) windows of x (B, H, W, C)."""
+    top, bottom, ho = _pads(x.shape[1], k, s, padding)
+    left, right, wo = _pads(x.shape[2], k, s, padding)
+    xp = np.pad(
+        x,
+        ((0, 0), (top, bottom), (left, right), (0, 0)),
+        constant_values=fill,
+    )
+    win = np.lib.stride_tricks.sliding_window_view(xp, (k, k), axis=(1, 2))
+    return win[:, ::s, ::s][:, :ho, :wo]
+
+
+def conv2d(x, kernel, bias=None, strides=1, padding="valid"):
+    """Convolution (as Keras computes it: cross-correlation) by im2col.
+
+    x (B, H, W, C), kernel (k, k, C, O), bias (O,) -> (B, Ho, Wo, O).
+    """
+    x = np.asarray(x, np.float64)
+    kernel = np.asarray(kernel, np.float64)
+    win = _windows(x, kernel.shape[0], strides, padding, 0.0)
+    out = np.einsum("bhwcij,ijco->bhwo", win, kernel, optimize=True)
+    return out if bias is None else out + np.asarray(bias, np.float64)
+
+
+def max_pool(x, size, strides, padding="valid"):
+    """Max pooling; 'same' pads with -inf, so padding never wins."""
+    x = np.asarray(x, np.float64)
+    return _windows(x, size, strides, padding, -np.inf).max(axis=(-2, -1))
+
+
+def avg_pool(x, size, strides):
+    """Average pooling, 'valid' padding."""
+    x = np.asarray(x, np.float64)
+    return _windows(x, size, strides, "valid", 0.0).mean(axis=(-2, -1))
+
+
+def global_avg_pool(x):
+    return np.asarray(x, np.float64).mean(axis=(1, 2))
+
+
+def relu(x):
+    return np.maximum(x, 0.0)
+
+
+def dense(x, kernel, bias):
+    return np.asarray(x, np.float64) @ kernel + bias
+
+
+BN_EPSILON = 1e-3
+"""Keras's BatchNormalization default epsilon."""
+
+
+def batch_norm(x, gamma, beta, mean, var, training=False, eps=BN_EPSILON):
+    """Batch norm over the channels (last) axis.
+
+    training=False: with the moving statistics `mean`, `var`.
+    training=True: with the batch's own mean and (biased) variance over
+    (B, H, W), as Keras does in training; `mean`, `var` are then unused.
+    """
+    x = np.asarray(x, np.float64)
+    if training:
+        mean = x.mean(axis=(0, 1, 2))
+        var = x.var(axis=(0, 1, 2))
+    return (x - mean) / np.sqrt(np.asarray(var) + eps) * gamma + beta
+
+
+# ---------------------------------------------------- parameter formulas
+
+
+def conv_params(k: int, c_in: int, c_out: int) -> int:
+    """k*k*c_in*c_out weights + c_out biases."""
+    return k * k * c_in * c_out + c_out
+
+
+def dense_params(d_in: int, d_out: int) -> int:
+    return d_in * d_out + d_out
+
+
+def bn_params(c: int) -> tuple[int, int]:
+    """(trainable gamma, beta; non-trainable moving mean, variance)."""
+    return 2 * c, 2 * c
+
+
+# ------------------------------------------------ closed-form architecture
+
+Spec = Sequence[tuple]
+"""An architecture as a list of items, each a tuple:
+
+    ("conv", filters, k, strides, padding, activation)
+    ("pool", "max" | "avg", k, strides, padding)
+    ("bn",) ("relu",) ("flatten",) ("dropout",) ("gap",)
+    ("dense", units, activation)
+    ("seq", spec)                          one row "Sequential"
+    ("block", name, fn)                    fn(shape) -> (shape, trainable,
+                                           non_trainable): a custom layer
+"""
+
+
+def simulate(
+    spec: Spec, input_shape: tuple[int, ...]
+) -> tuple[list[Row], int, int]:
+    """The layer table and the (trainable, non-trainable) parameter counts
+    of `spec` on `input_shape`, from the formulas alone (no Keras).
+
+    Rows follow `table_rows`: a fused relu adds a ReLU row.
+    """
+    shape = tuple(input_shape)
+    rows: list[Row] = []
+    trainable = non_trainable = 0
+    for item in spec:
+        kind = item[0]
+        if kind == "conv":
+            _, filters, k, s, padding, activation = item
+            h = _pads(shape[1], k, s, padding)[2]
+            w = _pads(shape[2], k, s, padding)[2]
+            trainable += conv_params(k, shape[3], filters)
+            shape = (shape[0], h, w, filters)
+            rows.append(("Conv2D", shape))
+            if activation == "relu":
+                rows.append(("ReLU", shape))
+        elif kind == "pool":
+            _, how, k, s, padding = item
+            h = _pads(shape[1], k, s, padding)[2]
+            w = _pads(shape[2], k, s, padding)[2]
+            if h <= 0 or w <= 0:
+                raise ValueError(f"pooling {k}/{s} on {shape}")
+            shape = (shape[0], h, w, shape[3])
+            name = "MaxPooling2D" if how == "max" else "AveragePooling2D"
+            rows.append((name, shape))
+        elif kind == "bn":
+            t, n = bn_params(shape[-1])
+            trainable, non_trainable = trainable + t, non_trainable + n
+            rows.append(("BatchNormalization", shape))
+        elif kind == "relu":
+            rows.append(("ReLU", shape))
+        elif kind == "flatten":
+            shape = (shape[0], int(np.prod(shape[1:])))
+            rows.append(("Flatten", shape))
+        elif kind == "dropout":
+            rows.append(("Dropout", shape))
+        elif kind == "gap":
+            shape = (shape[0], shape[-1])
+            rows.append(("GlobalAveragePooling2D", shape))
+        elif kind == "dense":
+            _, units, activation = item
+            trainable += dense_params(shape[-1], units)
+            shape = (shape[0], units)
+            rows.append(("Dense", shape))
+            if activation == "relu":
+                rows.append(("ReLU", shape))
+        elif kind == "seq":
+            _, t, n = simulate(item[1], shape)
+            shape = _last_shape(item[1], shape)
+            trainable, non_trainable = trainable + t, non_trainable + n
+            rows.append(("Sequential", shape))
+        elif kind == "block":
+            _, name, fn = item
+            shape, t, n = fn(shape)
+            trainable, non_trainable = trainable + t, non_trainable + n
+            rows.append((name, tuple(shape)))
+        else:
+            raise ValueError(f"unknown spec item {item!r}")
+    return rows, trainable, non_trainable
+
+
+def _last_shape(spec: Spec, shape: tuple[int, ...]) -> tuple[int, ...]:
+    rows = simulate(spec, shape)[0]
+    return rows[-1][1] if rows else tuple(shape)
+
+
+def forward(
+    spec: Spec, x: np.ndarray, weights: Sequence[np.ndarray]
+) -> np.ndarray:
+    """Run `spec` on x in float64 with `weights` in Keras's order (conv and
+    dense: kernel, bias; batch norm: gamma, beta, moving mean, moving
+    variance, used in inference mode). Dropout is the identity (inference).
+
+    Raises:
+        ValueError: a weight of the wrong shape, or too few or too many.
+    """
+    stream = iter(weights)
+
+    def take(shape, role="kernel"):
+        try:
+            value = np.asarray(next(stream), np.float64)
+        except StopIteration:
+            raise ValueError(
+                "fewer weights than the architecture has"
+            ) from None
+        if value.shape != tuple(shape):
+            raise ValueError(
+                f"a weight of shape {value.shape}, expected {shape}"
+            )
+        return value
+
+    out = _run(spec, np.asarray(x, np.float64), take)
+    if next(stream, None) is not None:
+        raise ValueError("more weights than the architecture has")
+    return out
+
+
+def init_weights(
+    spec: Spec, input_shape: tuple[int, ...], rng: np.random.Generator
+) -> list[np.ndarray]:
+    """Random float32 weights for `spec` in `forward`'s order: He-scaled
+    kernels, nonzero biases (so a dropped bias shows), batch-norm
+    statistics away from 0 and 1 (so a skipped batch norm shows)."""
+    made: list[np.ndarray] = []
+
+    def take(shape, role="kernel"):
+        value = random_weight(shape, role, rng)
+        made.append(value)
+        return value.astype(np.float64)
+
+    _run(spec, np.zeros(input_shape), take)
+    return made
+
+
+def random_weight(
+    shape: tuple[int, ...], role: str, rng: np.random.Generator
+) -> np.ndarray:
+    """One float32 weight: `role` is kernel, bias, gamma, beta, mean or
+    var."""
+    if role == "kernel":
+        fan_in = int(np.prod(shape[:-1]))
+        value = rng.standard_normal(shape) * np.sqrt(2.0 / fan_in)
+    elif role in ("gamma", "var"):
+        value = rng.uniform(0.5, 1.5, shape)
+    else:
+        value = rng.standard_normal(shape) * 0.2
+    return np.asarray(value, np.float32)
+
+
+BN_ROLES = ("gamma", "beta", "mean", "var")
+
+
+def _run(spec, x, take):
+    for item in spec:
+        kind = item[0]
+        if kind == "conv":
+            _, filters, k, s, padding, activation = item
+            kernel = take((k, k, x.shape[-1], filters))
+            x = conv2d(x, kernel, take((filters,), "bias"), s, padding)
+            x = relu(x) if activation == "relu" else x
+        elif kind == "pool":
+            _, how, k, s, padding = item
+            x = (
+                max_pool(x, k, s, padding)
+                if how == "max"
+                else avg_pool(x, k, s)
+            )
+        elif kind == "bn":
+            c = x.shape[-1]
+            x = batch_norm(x, *(take((c,), role) for role in BN_ROLES))
+        elif kind == "relu":
+            x = relu(x)
+        elif kind == "flatten":
+            x = x.reshape(len(x), -1)
+        elif kind == "dropout":
+            pass
+        elif kind == "gap":
+            x = global_avg_pool(x)
+        elif kind == "dense":
+            _, units, activation = item
+            x = dense(x, take((x.shape[-1], units)), take((units,), "bias"))
+            x = relu(x) if activation == "relu" else x
+        elif kind == "seq":
+            x = _run(item[1], x, take)
+        else:
+            raise ValueError(f"forward() cannot run {item[0]!r} items")
+    return x
+
+
+# --------------------------------------------------------------- judging
+
+Row = tuple[str, tuple[int, ...]]
+
+
+def table_rows(raw: Sequence[Any]) -> list[Row]:
+    """The probe's per-layer facts as the seed prints them: one row per
+    layer, and a `ReLU` row after a layer with a fused relu activation
+    (`Conv2D(..., activation="relu")` prints as Conv2D, then ReLU, as
+    PyTorch's separate `nn.ReLU()` does). `Activation("relu")` prints as
+    ReLU."""
+    rows: list[Row] = []
+    for name, shape, activation in raw:
+        shape = tuple(int(d) for d in shape)
+        if name == "Activation":
+            rows.append((_activation_row(activation), shape))
+            continue
+        rows.append((name, shape))
+        if activation not in (None, "linear"):
+            rows.append((_activation_row(activation), shape))
+    return rows
+
+
+def _activation_row(activation: str | None) -> str:
+    return "ReLU" if activation == "relu" else f"Activation({activation})"
+
+
+def _raise(lines: list[str], mistake: Mistake | None) -> None:
+    """Fail as `graders._judge` does: the diagnosis leads, the rest follows
+    indented (kept as is, so a table stays aligned)."""
+    if mistake is not None:
+        lines = [
+            f"Likely mistake [{mistake.name}]: {mistake.explanation}",
+            *(f"  {line}" for line in lines),
+        ]
+    raise CheckFailed("\n".join(lines))
+
+
+def _format_table(expected: Sequence[Row], got: Sequence[Row]) -> list[str]:
+    width = max([len(f"{n} {s}") for n, s in expected] + [len("expected")])
+    lines = [f"    {'#':>2}  {'expected':<{width}}  got"]
+    for i in range(max(len(expected), len(got))):
+        want = (
+            f"{expected[i][0]} {expected[i][1]}" if i < len(expected) else "-"
+        )
+        have = f"{got[i][0]} {got[i][1]}" if i < len(got) else "-"
+        mark = "  " if want == have else "<-"
+        lines.append(f"    {i:>2}  {want:<{width}}  {have}  {mark}".rstrip())
+    return lines
+
+
+def expect_table(
+    got: Sequence[Row],
+    expected: Sequence[Row],
+    what: str,
+    diagnoses: Mapping[Mistake, Sequence[Row]] | None = None,
+    hint: str = "",
+) -> None:
+    """Each layer's name and output shape must be `expected`'s, in order.
+
+    On failure: the first differing row, the two tables side by side, and
+    the catalogued mistake whose table equals `got`, if any.
+    """
+    got = [(n, tuple(s)) for n, s in got]
+    expected = [(n, tuple(s)) for n, s in expected]
+    if got == expected:
+        return
+    first = next(
+        (
+            i
+            for i, (a, b) in enumerate(zip(got, expected, strict=False))
+            if a != b
+        ),
+        min(len(got), len(expected)),
+    )
+    lines = [
+        f"{what}: the layer table differs from row {first} on "
+        f"({len(got)} rows, expected {len(expected)}):"
+    ]
+    mistake = next(
+        (
+            m
+            for m, rows in (diagnoses or {}).items()
+            if [(n, tuple(s)) for n, s in rows] == got
+        ),
+        None,
+    )
+    lines += _format_table(expected, got)
+    if hint:
+        lines.append(f"  Hint: {hint}")
+    _raise(lines, mistake)
+
+
+def expect_count(
+    got: int,
+    expected: int,
+    what: str,
+    diagnoses: Mapping[Mistake, int] | None = None,
+    hint: str = "",
+) -> None:
+    """An exact count (parameters), with its formula in `hint`."""
+    if int(got) == int(expected):
+        return
+    lines = [f"{what}: expected {expected:,}, got {int(got):,}."]
+    mistake = next(
+        (m for m, n in (diagnoses or {}).items() if int(n) == int(got)), None
+    )
+    if hint:
+        lines.append(f"  Hint: {hint}")
+    _raise(lines, mistake)
+
+
+def expect_reference(
+    got: Any,
+    reference: Callable[..., Any],
+    weights: Sequence[np.ndarray] | Mapping[str, Sequence[np.ndarray]],
+    what: str,
+    *,
+    mistakes: Sequence[Mistake] = (),
+    tol: Mapping[str, float] = F32,
+    hint: str = "",
+) -> None:
+    """`got` must equal `reference(weights)` (float64).
+
+    `weights` (a list, or a dict by sublayer name) are those the student's
+    layer ended up with (the grader's, transferred where the shapes fit):
+    when they do not fit the reference's
+    layout, the failure names the shapes, and a mistake whose reference
+    (`reference(weights, mistake=m)`) reproduces `got` is named.
+    """
+    diagnoses = {
+        m: (lambda m=m: reference(weights, mistake=m)) for m in mistakes
+    }
+    try:
+        expected, problem = reference(weights), ""
+    except (ValueError, IndexError) as exc:
+        expected, problem = None, str(exc)
+    if expected is None:
+        lines = [
+            f"{what}: the layer's weights do not have the expected layout "
+            f"({problem}); its weight shapes are {_shapes(weights)}."
+        ]
+        if hint:
+            lines.append(f"  Hint: {hint}")
+        _raise(lines, diagnose(got, diagnoses, tol))
+    expect_close(got, expected, what, tol=tol, diagnoses=diagnoses, hint=hint)
+
+
+def _shapes(weights: Any) -> Any:
+    if isinstance(weights, dict):
+        return {k: _shapes(v) for k, v in weights.items()}
+    return [tuple(np.shape(w)) for w in weights]
+
+
+def toy_images(
+    n: int, height: int, width: int, classes: int = 4, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """A separable image set: class c is a bright square in quadrant c on
+    faint noise. Returns x (n, height, width, 1) float32 in [0, 1], y (n,)
+    int32, classes in turn."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % classes
+    x = rng.uniform(0.0, 0.2, (n, height, width, 1))
+    h, w = height // 2, width // 2
+    for i, c in enumerate(y):
+        top, left = (c // 2 % 2) * h, (c % 2) * w
+        x[
+            i,
+            top + h // 4 : top + 3 * h // 4,
+            left + w // 4 : left + 3 * w // 4,
+        ] = 1.0
+    return x.astype("float32"), y.astype("int32")
+
+
+_MEMO: dict[tuple, Any] = {}
+
+
+def memo(probe: Callable[..., Any], module: str, *args: Any) -> Any:
+    """`probe(*args)`, remembered while the graded file is unchanged: two
+    checks that judge the same facts (a network's table and its parameter
+    count) share one run. Keyed on the graded folder, the lesson file's
+    mtime and size, the probe and its arguments; failures are not kept."""
+    from pathlib import Path
+
+    from graders import _probe
+
+    folder = Path(getattr(_probe.runner(), "folder", "."))
+    try:
+        stat = (folder / f"{module}.py").stat()
+        stamp = (stat.st_mtime_ns, stat.st_size)
+    except OSError:
+        return probe(*args)
+    key = (str(folder), stamp, probe.__name__, repr(args))
+    if key not in _MEMO:
+        _MEMO[key] = probe(*args)
+    return _MEMO[key]
+
+
+# ------------------------------------------------------ probe-side helpers
+
+
+def layer_table(model: Any, input_shape: tuple[int, ...]) -> dict[str, Any]:
+    """Run a symbolic `input_shape` batch through `model.layers` one at a
+    time (no weights are initialised: shape inference only, ~0.1 s even for
+    VGG's 129M parameters).
+
+    Returns:
+        dict: `type` (the model's class name), `rows` [(class name, output
+        shape, activation name or None)], `trainable` and `non_trainable`
+        (parameter counts).
+    """
+    import keras
+
+    if not hasattr(model, "layers"):
+        raise TypeError(
+            f"expected a keras.Sequential, got {type(model).__name__}"
+        )
+    rows = []
+    try:
+        with keras.StatelessScope(initialize_variables=False):
+            x = keras.Input(batch_shape=input_shape)
+            for layer in model.layers:
+                if isinstance(layer, keras.layers.InputLayer):
+                    continue
+                x = layer(x)
+                activation = getattr(layer, "activation", None)
+                rows.append(
+                    (
+                        type(layer).__name__,
+                        tuple(int(d) for d in x.shape),
+                        getattr(activation, "__name__", None),
+                    )
+                )
+            counts = {
+                "trainable": _count(model.trainable_weights),
+                "non_trainable": _count(model.non_trainable_weights),
+            }
+    finally:
+        _forget_uninitialized_variables()
+    return {"type": type(model).__name__, "rows": rows, **counts}
+
+
+def _count(weights: Sequence[Any]) -> int:
+    return int(sum(int(np.prod(w.shape)) for w in weights))
+
+
+def _forget_uninitialized_variables() -> None:
+    """Variables created under `StatelessScope(initialize_variables=False)`
+    stay on a Keras list of variables to initialise, and the next top-level
+    symbolic call would initialise them all (seconds for VGG). Nothing will
+    use this model again: empty the list (Keras has no public call for it;
+    `keras.utils.clear_session` would also reset other settings)."""
+    from keras.src.backend.common import global_state
+
+    global_state.set_global_attribute("uninitialized_variables", [])
+
+
+def transfer(layer: Any, weights: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Assign `weights[i]` to the layer's i-th weight where the shapes agree
+    (the layer keeps its own where they do not); return the weights it ends
+    up with, so the judge computes the reference from exactly those."""
+    for variable, value in zip(layer.weights, weights, strict=False):
+        if tuple(variable.shape) == tuple(np.shape(value)):
+            variable.assign(np.asarray(value, dtype=variable.dtype))
+    return [np.array(w) for w in layer.get_weights()]
+
+
+def transfer_named(
+    layer: Any, weights: Mapping[str, Sequence[np.ndarray]]
+) -> dict[str, list[np.ndarray]]:
+    """`transfer` into each named sublayer (`layer.conv1`, ...) that exists;
+    returns {name: the weights it ends up with}."""
+    used = {}
+    for name, values in weights.items():
+        sublayer = getattr(layer, name, None)
+        if sublayer is not None:
+            used[name] = transfer(sublayer, values)
+    return used
+
+
+def train_steps(
+    model: Any,
+    x: np.ndarray,
+    y: np.ndarray,
+    steps: int,
+    learning_rate: float = 1e-2,
+) -> list[float]:
+    """`steps` Adam steps on one batch with softmax cross-entropy from
+    logits (Keras's, so this lesson does not depend on lesson 01);
+    returns the loss before each step.
+
+    Adam is written out here: a few eager ops per weight, where Keras's
+    optimizer spends ~0.1 s a step on its bookkeeping.
+    """
+    import keras
+    import tensorflow as tf
+
+    beta_1, beta_2, epsilon = 0.9, 0.999, 1e-7
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    model(x[:1], training=False)  # build
+    weights = model.trainable_weights
+    first = [tf.zeros(w.shape, w.dtype) for w in weights]
+    second = [tf.zeros(w.shape, w.dtype) for w in weights]
+    losses = []
+    for step in range(1, steps + 1):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        grads = tape.gradient(loss, weights)
+        rate = learning_rate * np.sqrt(1 - beta_2**step) / (1 - beta_1**step)
+        for i, (w, g) in enumerate(zip(weights, grads, strict=True)):
+            first[i] = beta_1 * first[i] + (1 - beta_1) * g
+            second[i] = beta_2 * second[i] + (1 - beta_2) * tf.square(g)
+            w.assign_sub(rate * first[i] / (tf.sqrt(second[i]) + epsilon))
+        losses.append(float(loss))
+    return losses

@@ -1,0 +1,454 @@
+"""Grader for lesson 01: `relu`, `Linear`, the one-hidden-layer `MLP` and the
+softmax cross-entropy from logits.
+
+Sizes: B=3 examples, inputs (B, 2, 5, 1) flattened to D=10 features,
+Hd=6 hidden units, Q=4 classes. Every axis has its own size, so a transpose
+cannot pass unnoticed. Weights are set by the grader (with nonzero biases)
+and the outputs compared with a float64 NumPy reference.
+Conventions: the MLP returns logits (no softmax); `softmax_cross_entropy`
+returns one loss per example, (B,).
+"""
+
+import numpy as np
+import pytest
+
+from graders._contract import gradient_check
+from graders._contract import layer_contract
+from graders._judge import Mistake
+from graders._judge import expect
+from graders._judge import expect_close
+from graders._judge import expect_shape
+from graders._probe import Lesson
+from graders._tol import ELEMENTWISE
+from graders._tol import EXACT
+from graders._tol import GRAD
+from graders._tol import GRAD_EPS
+
+lesson = Lesson("l01_mlp")
+B, D, HD, Q = 3, 10, 6, 4
+IMAGE = (2, 5, 1)  # flattened to D = 10
+
+# ---------------------------------------------------------------- mistakes
+RELU_REDUCES = Mistake(
+    "relu_reduces",
+    "relu used ops.max(x, 0), which reduces over axis 0; the elementwise "
+    "maximum of x and 0 is ops.maximum(x, 0).",
+)
+LINEAR_NO_BIAS = Mistake(
+    "linear_no_bias",
+    "Linear leaves out the bias: an affine layer is inputs @ kernel + bias.",
+)
+NO_HIDDEN_RELU = Mistake(
+    "mlp_no_hidden_relu",
+    "the hidden layer has no nonlinearity, so the MLP collapses into one "
+    "affine map: H = relu(X W1 + b1).",
+)
+RELU_ON_OUTPUT = Mistake(
+    "mlp_relu_on_output",
+    "relu is applied to the output layer too: the outputs are logits, which "
+    "may be negative; only the hidden layer has the relu.",
+)
+NAIVE_CE = Mistake(
+    "naive_softmax_ce",
+    "exp() of the raw logits overflows to inf for logits above ~88 "
+    "(float32): subtract each row's max before the exp (log-sum-exp).",
+)
+LSE_WITHOUT_MAX = Mistake(
+    "lse_without_max",
+    "the normaliser log(sum(exp(z - m))) is taken from the shifted logits "
+    "but subtracted from the raw ones: log-softmax = (z - m) - "
+    "log(sum(exp(z - m))); the max must cancel.",
+)
+MISTAKES = (
+    RELU_REDUCES,
+    LINEAR_NO_BIAS,
+    NO_HIDDEN_RELU,
+    RELU_ON_OUTPUT,
+    NAIVE_CE,
+    LSE_WITHOUT_MAX,
+)
+
+
+# --------------------------------------------------- float64 references
+def ref_relu(x, mistake=None):
+    x = np.asarray(x, np.float64)
+    return x.max(axis=0) if mistake is RELU_REDUCES else np.maximum(x, 0.0)
+
+
+def ref_linear(x, kernel, bias, mistake=None):
+    out = np.asarray(x, np.float64) @ kernel
+    return out if mistake is LINEAR_NO_BIAS else out + bias
+
+
+def ref_mlp(x, weights, mistake=None):
+    w1, b1, w2, b2 = weights
+    X = np.asarray(x, np.float64).reshape(len(x), -1)  # (B, D)
+    H = ref_linear(X, w1, b1, mistake)
+    if mistake is not NO_HIDDEN_RELU:
+        H = ref_relu(H, mistake)
+    logits = ref_linear(H, w2, b2, mistake)
+    return np.maximum(logits, 0.0) if mistake is RELU_ON_OUTPUT else logits
+
+
+def ref_cross_entropy(logits, labels, mistake=None):
+    """(B,) losses in float64; NAIVE_CE in float32 as a student's would be."""
+    z = np.asarray(logits, np.float64)
+    labels = np.asarray(labels)
+    rows = np.arange(len(z))
+    if mistake is NAIVE_CE:
+        z32 = np.asarray(logits, np.float32)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            log_norm = np.log(np.exp(z32).sum(-1, keepdims=True))
+            return -(z32 - log_norm)[rows, labels].astype(np.float64)
+    m = z.max(-1, keepdims=True)
+    log_norm = np.log(np.exp(z - m).sum(-1, keepdims=True))
+    log_probs = (z if mistake is LSE_WITHOUT_MAX else z - m) - log_norm
+    return -log_probs[rows, labels]
+
+
+def ref_cross_entropy_grad(logits, labels):
+    """d(sum of losses)/d(logits) = softmax(logits) - one_hot(labels)."""
+    z = np.asarray(logits, np.float64)
+    e = np.exp(z - z.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True) - np.eye(z.shape[-1])[labels]
+
+
+def _diagnoses(reference, *args, mistakes=MISTAKES):
+    return {m: (lambda m=m: reference(*args, mistake=m)) for m in mistakes}
+
+
+# ------------------------------------------------------------------ probes
+@lesson.probe
+def run_relu(m, x):
+    return m.relu(x)
+
+
+@lesson.probe
+def run_linear(m, x, weights):
+    layer = m.Linear(weights[0].shape[-1])
+    layer(x)  # build
+    layer.set_weights(weights)
+    return layer(x)
+
+
+@lesson.probe
+def run_mlp(m, x, weights):
+    model = m.MLP(HD, Q)
+    model(x)  # build
+    model.hidden.set_weights(weights[:2])
+    model.output_layer.set_weights(weights[2:])
+    return model(x)
+
+
+@lesson.probe
+def run_cross_entropy(m, logits, labels):
+    import tensorflow as tf
+
+    z = tf.constant(logits)
+    with tf.GradientTape() as tape:
+        tape.watch(z)
+        losses = m.softmax_cross_entropy(z, labels)
+        total = tf.reduce_sum(losses)
+    return losses, tape.gradient(total, z)
+
+
+@lesson.probe
+def run_mlp_gradients(m, x, probe_weights):
+    """(analytic, numeric) d(sum(MLP(x) * P)) by the inputs and by the
+    hidden kernel, in float64."""
+    import keras
+    import tensorflow as tf
+
+    model = m.MLP(HD, Q, dtype="float64")
+    model(x)  # build
+
+    def by_input(xt):
+        return keras.ops.sum(model(xt) * probe_weights)
+
+    kernel = model.hidden.kernel
+    start = np.array(kernel.numpy())
+    with tf.GradientTape() as tape:
+        loss = keras.ops.sum(model(x) * probe_weights)
+    analytic = np.asarray(tape.gradient(loss, kernel))
+    numeric = np.zeros_like(start)
+    for index in np.ndindex(start.shape):
+        values = []
+        for step in (GRAD_EPS, -GRAD_EPS):
+            moved = start.copy()
+            moved[index] += step
+            kernel.assign(moved)
+            values.append(float(keras.ops.sum(model(x) * probe_weights)))
+        numeric[index] = (values[0] - values[1]) / (2 * GRAD_EPS)
+    kernel.assign(start)
+    return {
+        "input": gradient_check(by_input, x),
+        "kernel": (analytic, numeric),
+    }
+
+
+@lesson.probe
+def run_contract(m, x):
+    facts = {
+        "linear": layer_contract(
+            lambda: m.Linear(5), [x.reshape(B, D)], symbolic=[(D,)]
+        ),
+        "mlp": layer_contract(lambda: m.MLP(HD, Q), [x], symbolic=[IMAGE]),
+    }
+    errors = {}
+    for name, make in {
+        "units": lambda: m.Linear(0),
+        "num_hiddens": lambda: m.MLP(0, Q),
+        "num_outputs": lambda: m.MLP(HD, -1),
+        "logits": lambda: m.softmax_cross_entropy(
+            np.zeros((B, Q, 1)), np.zeros((B,), "int32")
+        ),
+        "labels": lambda: m.softmax_cross_entropy(
+            np.zeros((B, Q)), np.zeros((B, 1), "int32")
+        ),
+    }.items():
+        try:
+            make()
+            errors[name] = ""
+        except ValueError as exc:
+            errors[name] = str(exc)
+    facts["errors"] = errors
+    return facts
+
+
+@lesson.probe
+def run_parameter_count(m):
+    model = m.MLP(256, 10)
+    model(np.zeros((1, 28, 28, 1), "float32"))
+    return {
+        "params": int(sum(np.prod(w.shape) for w in model.trainable_weights)),
+        "shapes": [tuple(int(d) for d in w.shape) for w in model.weights],
+    }
+
+
+@lesson.probe
+def run_training(m, x, y, steps, learning_rate):
+    """Full-batch gradient descent on the student's MLP and loss; the loss
+    before each step."""
+    import keras
+    import tensorflow as tf
+
+    model = m.MLP(16, 3)
+    model(x[:1])  # build
+    losses = []
+    for _ in range(steps):
+        with tf.GradientTape() as tape:
+            loss = keras.ops.mean(m.softmax_cross_entropy(model(x), y))
+        grads = tape.gradient(loss, model.trainable_weights)
+        for weight, grad in zip(model.trainable_weights, grads, strict=True):
+            weight.assign_sub(learning_rate * grad)
+        losses.append(float(loss))
+    return losses
+
+
+# ------------------------------------------------------------------ inputs
+def _images(rng):
+    return rng.standard_normal((B, *IMAGE)).astype("float32")
+
+
+def _mlp_weights(rng):
+    return [
+        (rng.standard_normal((D, HD)) * 0.5).astype("float32"),
+        rng.standard_normal(HD).astype("float32"),
+        (rng.standard_normal((HD, Q)) * 0.5).astype("float32"),
+        rng.standard_normal(Q).astype("float32"),
+    ]
+
+
+def _separable(rng, n=60, d=8, classes=3):
+    """`classes` Gaussian blobs in d dimensions, well apart."""
+    centres = rng.standard_normal((classes, d)) * 3.0
+    y = np.arange(n) % classes
+    x = centres[y] + rng.standard_normal((n, d))
+    return x.astype("float32"), y.astype("int32")
+
+
+# ------------------------------------------------------------------ checks
+def test_relu_values(rng):
+    x = rng.standard_normal((B, 5, 2)).astype("float32")
+    x[0, 0, 0] = 0.0
+    expect_close(
+        run_relu(x),
+        ref_relu(x),
+        "relu(x)",
+        tol=EXACT,
+        diagnoses=_diagnoses(ref_relu, x, mistakes=(RELU_REDUCES,)),
+        hint="relu keeps the shape of x: max(x, 0) element by element.",
+    )
+
+
+@pytest.mark.points(2)
+def test_linear_matches_reference(rng):
+    x = rng.standard_normal((B, D)).astype("float32")
+    weights = [
+        rng.standard_normal((D, 5)).astype("float32"),
+        rng.standard_normal(5).astype("float32"),
+    ]
+    expect_close(
+        run_linear(x, weights),
+        ref_linear(x, *weights),
+        "Linear(5) output",
+        diagnoses=_diagnoses(
+            ref_linear, x, *weights, mistakes=(LINEAR_NO_BIAS,)
+        ),
+        hint="(B, D) x (D, U) -> (B, U), plus the bias (U,).",
+    )
+
+
+@pytest.mark.points(3)
+def test_mlp_matches_reference(rng):
+    x = _images(rng)
+    weights = _mlp_weights(rng)
+    expect_close(
+        run_mlp(x, weights),
+        ref_mlp(x, weights),
+        "MLP logits",
+        diagnoses=_diagnoses(ref_mlp, x, weights),
+        hint="H = relu(X W1 + b1) -> (B, Hd); logits = H W2 + b2 -> (B, Q).",
+    )
+
+
+def test_mlp_parameter_count():
+    """d2l's MLP on 28x28 images: 784*256 + 256 + 256*10 + 10 parameters."""
+    facts = run_parameter_count()
+    expected = 784 * 256 + 256 + 256 * 10 + 10
+    expect(
+        facts["params"] == expected,
+        f"MLP(256, 10) on (1, 28, 28, 1) should have {expected:,} trainable "
+        f"parameters (784*256 + 256 + 256*10 + 10), has "
+        f"{facts['params']:,}; weight shapes {facts['shapes']}.",
+    )
+
+
+@pytest.mark.points(2)
+def test_cross_entropy_values(rng):
+    logits = (rng.standard_normal((5, Q)) * 3).astype("float32")
+    labels = np.array([0, 3, 1, 2, 3], dtype="int32")
+    losses, _ = run_cross_entropy(logits, labels)
+    expect_close(
+        losses,
+        ref_cross_entropy(logits, labels),
+        "softmax_cross_entropy per example",
+        diagnoses=_diagnoses(ref_cross_entropy, logits, labels),
+        hint="loss_i = logsumexp(z_i) - z_i[y_i], one value per example.",
+    )
+
+
+@pytest.mark.points(2)
+def test_cross_entropy_is_stable_for_large_logits():
+    """Logits of 1e4: the naive exp() overflows, log-sum-exp does not."""
+    logits = np.array(
+        [
+            [1e4, 0.0, -1e4, 5.0],
+            [1e4, 1e4 - 2.0, 3.0, 1e4 - 1.0],
+            [-1e4, -1e4 + 1.0, -1e4 + 3.0, -1e4],
+            [2.0, 1e4, 1.0, 0.5],
+        ],
+        dtype="float32",
+    )
+    labels = np.array([0, 1, 2, 0], dtype="int32")
+    losses, grads = run_cross_entropy(logits, labels)
+    expected = ref_cross_entropy(logits, labels)
+    diagnoses = _diagnoses(
+        ref_cross_entropy,
+        logits,
+        labels,
+        mistakes=(NAIVE_CE, LSE_WITHOUT_MAX),
+    )
+    expect(
+        bool(np.all(np.isfinite(losses))),
+        f"softmax_cross_entropy is not finite for logits of 1e4: got "
+        f"{np.asarray(losses).tolist()}, expected {expected.tolist()}.",
+        got=losses,
+        diagnoses=diagnoses,
+    )
+    expect_close(
+        losses,
+        expected,
+        "softmax_cross_entropy for logits of 1e4",
+        diagnoses=diagnoses,
+    )
+    expect_close(
+        grads,
+        ref_cross_entropy_grad(logits, labels),
+        "d(sum of losses)/d(logits) for logits of 1e4 "
+        "(softmax(z) - one_hot(y))",
+        tol=ELEMENTWISE,
+    )
+
+
+def test_cross_entropy_gradient_is_softmax_minus_one_hot(rng):
+    logits = (rng.standard_normal((5, Q)) * 2).astype("float32")
+    labels = np.array([1, 0, 3, 3, 2], dtype="int32")
+    _, grads = run_cross_entropy(logits, labels)
+    expect_close(
+        grads,
+        ref_cross_entropy_grad(logits, labels),
+        "d(sum of losses)/d(logits)",
+        hint="the gradient of logsumexp(z) - z[y] is softmax(z) - one_hot(y).",
+    )
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("wrt", ["input", "kernel"])
+def test_mlp_gradient_matches_centred_differences(rng, wrt):
+    x = _images(rng).astype("float64")
+    probe_weights = rng.standard_normal((B, Q))
+    analytic, numeric = run_mlp_gradients(x, probe_weights)[wrt]
+    expect_close(
+        analytic,
+        numeric,
+        f"MLP d(sum(logits * P))/d({wrt}) vs centred differences",
+        tol=GRAD,
+    )
+
+
+@pytest.mark.parametrize("kind", ["linear", "mlp"])
+def test_keras_layer_contract(rng, kind):
+    facts = run_contract(_images(rng))
+    f = facts[kind]
+    name = "Linear(5)" if kind == "linear" else f"MLP({HD}, {Q})"
+    expected = (B, 5) if kind == "linear" else (B, Q)
+    expect_shape(f["output_shape"], expected, f"{name} output")
+    expect_shape(
+        f["symbolic_shape"],
+        (None, expected[1]),
+        f"{name} on keras.Input (None batch)",
+    )
+    weights = 2 if kind == "linear" else 4
+    expect(
+        f["trainable"] == weights,
+        f"{name} should have {weights} trainable weights, has "
+        f"{f['trainable']}.",
+    )
+    expect(
+        f["config_roundtrip_diff"] == 0.0,
+        f"{name}: from_config(get_config()) gives a different output.",
+    )
+    expect(
+        f["grads_finite"] and f["step_changes_weights"],
+        f"{name}: some weight gets no or a non-finite gradient.",
+    )
+    for arg, message in facts["errors"].items():
+        expect(
+            arg in message,
+            f"bad `{arg}` should raise ValueError naming it, got {message!r}.",
+        )
+
+
+@pytest.mark.points(2)
+def test_mlp_trains(rng):
+    """Smoke: 15 steps of gradient descent on three separable blobs: the
+    loss falls by half."""
+    x, y = _separable(rng)
+    losses = run_training(x, y, 15, 0.5)
+    expect(
+        bool(np.all(np.isfinite(losses))) and losses[-1] < 0.5 * losses[0],
+        "training the MLP with softmax_cross_entropy should at least halve "
+        f"the loss in 15 gradient steps on separable data; losses: "
+        f"{[round(v, 3) for v in losses]}.",
+    )

@@ -1,0 +1,601 @@
+"""Grader for lesson 03: the Inception block and GoogLeNet, the residual
+block and ResNet-18.
+
+* Blocks against a float64 NumPy reference with the grader's weights
+  transferred into the named sublayers (nonzero biases; batch-norm moving
+  statistics away from 0 and 1). Batch norm is checked both ways, stated in
+  each check's name: `inference` (training=False, the moving statistics the
+  grader set) and `training` (training=True, the batch's own mean and
+  biased variance over B, H, W).
+* Networks: the seed's layer tables, GoogLeNet on (1, 96, 96, 1) and
+  ResNet-18 on (1, 224, 224, 1) (shape inference, no weights initialised),
+  and parameter counts against the closed form.
+* The residual block's gradient against centred differences (float64).
+* Smoke: a narrow ResNet-18 and a small net around one Inception block train
+  on generated images.
+
+Inputs give every axis its own size (B=2, H=7, W=5, C=6 for Inception;
+B=2, H=6, W=5, C=3 for Residual), except the brief's shape checks, which
+use the seed-notes' (4, 6, 6, 3).
+"""
+
+import numpy as np
+import pytest
+
+from graders import _cnn
+from graders._cnn import batch_norm
+from graders._cnn import bn_params
+from graders._cnn import conv2d
+from graders._cnn import conv_params
+from graders._cnn import expect_count
+from graders._cnn import expect_reference
+from graders._cnn import expect_table
+from graders._cnn import max_pool
+from graders._cnn import random_weight
+from graders._cnn import relu
+from graders._cnn import simulate
+from graders._contract import gradient_check
+from graders._contract import layer_contract
+from graders._judge import Mistake
+from graders._judge import expect
+from graders._judge import expect_close
+from graders._judge import expect_shape
+from graders._probe import Lesson
+from graders._tol import GRAD
+
+lesson = Lesson("l03_inception_resnet")
+GOOGLENET_INPUT = (1, 96, 96, 1)
+RESNET_INPUT = (1, 224, 224, 1)
+
+# ------------------------------------------------- the seed's tables (NHWC)
+# seeds/004, channels-last; ResNet's AdaptiveAvgPool2d + Flatten is one
+# GlobalAveragePooling2D here, and Linear is Dense.
+GOOGLENET_TABLE = [
+    ("Sequential", (1, 24, 24, 64)),
+    ("Sequential", (1, 12, 12, 192)),
+    ("Sequential", (1, 6, 6, 480)),
+    ("Sequential", (1, 3, 3, 832)),
+    ("Sequential", (1, 1024)),
+    ("Dense", (1, 10)),
+]
+RESNET18_TABLE = [
+    ("Sequential", (1, 56, 56, 64)),
+    ("Sequential", (1, 56, 56, 64)),
+    ("Sequential", (1, 28, 28, 128)),
+    ("Sequential", (1, 14, 14, 256)),
+    ("Sequential", (1, 7, 7, 512)),
+    ("GlobalAveragePooling2D", (1, 512)),
+    ("Dense", (1, 10)),
+]
+
+# ---------------------------------------------------------------- mistakes
+INCEPTION_ORDER = Mistake(
+    "inception_paths_out_of_order",
+    "the paths are concatenated out of order: the channels are p1, p2, p3, "
+    "p4 (1x1, 3x3, 5x5, pool), in that order.",
+)
+INCEPTION_AXIS = Mistake(
+    "inception_concat_channels_first",
+    "the paths are concatenated on axis 1, PyTorch's channel axis; images "
+    "here are (B, H, W, C): concatenate on axis -1.",
+)
+INCEPTION_NO_POOL = Mistake(
+    "inception_pool_path_skips_pool",
+    "path 4 skips its 3x3 max-pooling: it is p4_2(p4_1(inputs)).",
+)
+NO_SHORTCUT = Mistake(
+    "residual_without_shortcut",
+    "the block does not add its input back: out = relu(Y + X) (or "
+    "relu(Y + conv3(X)) with the 1x1 convolution).",
+)
+RELU_BEFORE_ADD = Mistake(
+    "residual_relu_before_add",
+    "the last relu comes before the shortcut is added: out = relu(Y + X), "
+    "not relu(Y) + X (the output must be >= 0 and the block's layers start "
+    "from the identity).",
+)
+SHORTCUT_SKIPS_1X1 = Mistake(
+    "shortcut_ignores_conv3",
+    "with use_1x1conv the shortcut must go through conv3 (1x1, with the "
+    "strides): X' = conv3(X), so its channels and size match Y.",
+)
+FIRST_STAGE_DOWNSAMPLES = Mistake(
+    "resnet_first_stage_downsamples",
+    "the first ResNet stage halves the size again: it follows b1's "
+    "max-pooling, so its first block keeps size and channels "
+    "(resnet_block(64, 2, first_block=True)).",
+)
+MISTAKES = (
+    INCEPTION_ORDER,
+    INCEPTION_AXIS,
+    INCEPTION_NO_POOL,
+    NO_SHORTCUT,
+    RELU_BEFORE_ADD,
+    SHORTCUT_SKIPS_1X1,
+    FIRST_STAGE_DOWNSAMPLES,
+)
+INCEPTION_MISTAKES = (INCEPTION_ORDER, INCEPTION_AXIS, INCEPTION_NO_POOL)
+RESIDUAL_MISTAKES = (NO_SHORTCUT, RELU_BEFORE_ADD, SHORTCUT_SKIPS_1X1)
+
+
+# --------------------------------------------------- float64 references
+def ref_inception(x, w, mistake=None):
+    """w: {"p1_1": [kernel, bias], ...} as the layer's sublayers."""
+    p1 = relu(conv2d(x, *w["p1_1"]))
+    p2 = relu(conv2d(relu(conv2d(x, *w["p2_1"])), *w["p2_2"], 1, "same"))
+    p3 = relu(conv2d(relu(conv2d(x, *w["p3_1"])), *w["p3_2"], 1, "same"))
+    pooled = x if mistake is INCEPTION_NO_POOL else max_pool(x, 3, 1, "same")
+    p4 = relu(conv2d(pooled, *w["p4_2"]))
+    paths = [p2, p1, p3, p4] if mistake is INCEPTION_ORDER else [p1, p2, p3, p4]
+    return np.concatenate(paths, axis=1 if mistake is INCEPTION_AXIS else -1)
+
+
+def ref_residual(x, w, strides, training, mistake=None):
+    """w: {"conv1": [kernel, bias], "bn1": [gamma, beta, mean, var], ...}."""
+    Y = conv2d(x, *w["conv1"], strides, "same")
+    Y = relu(batch_norm(Y, *w["bn1"], training=training))
+    Y = batch_norm(
+        conv2d(Y, *w["conv2"], 1, "same"), *w["bn2"], training=training
+    )
+    if "conv3" in w and mistake is not SHORTCUT_SKIPS_1X1:
+        shortcut = conv2d(x, *w["conv3"], strides, "valid")
+    else:
+        shortcut = np.asarray(x, np.float64)
+    if mistake is NO_SHORTCUT:
+        return relu(Y)
+    if mistake is RELU_BEFORE_ADD:
+        return relu(Y) + shortcut
+    return relu(Y + shortcut)
+
+
+def inception_weights(c_in, c1, c2, c3, c4, rng):
+    def conv(k, cin, cout):
+        return [
+            random_weight((k, k, cin, cout), "kernel", rng),
+            random_weight((cout,), "bias", rng),
+        ]
+
+    return {
+        "p1_1": conv(1, c_in, c1),
+        "p2_1": conv(1, c_in, c2[0]),
+        "p2_2": conv(3, c2[0], c2[1]),
+        "p3_1": conv(1, c_in, c3[0]),
+        "p3_2": conv(5, c3[0], c3[1]),
+        "p4_2": conv(1, c_in, c4),
+    }
+
+
+def residual_weights(c_in, channels, use_1x1conv, rng):
+    def conv(k, cin, cout):
+        return [
+            random_weight((k, k, cin, cout), "kernel", rng),
+            random_weight((cout,), "bias", rng),
+        ]
+
+    def bn(c):
+        return [random_weight((c,), role, rng) for role in _cnn.BN_ROLES]
+
+    weights = {
+        "conv1": conv(3, c_in, channels),
+        "conv2": conv(3, channels, channels),
+        "bn1": bn(channels),
+        "bn2": bn(channels),
+    }
+    if use_1x1conv:
+        weights["conv3"] = conv(1, c_in, channels)
+    return weights
+
+
+# ------------------------------------------ architectures in closed form
+def inception_block(c1, c2, c3, c4):
+    def fn(shape):
+        c_in = shape[-1]
+        params = (
+            conv_params(1, c_in, c1)
+            + conv_params(1, c_in, c2[0])
+            + conv_params(3, c2[0], c2[1])
+            + conv_params(1, c_in, c3[0])
+            + conv_params(5, c3[0], c3[1])
+            + conv_params(1, c_in, c4)
+        )
+        return (*shape[:-1], c1 + c2[1] + c3[1] + c4), params, 0
+
+    return ("block", "Inception", fn)
+
+
+def residual_block(channels, use_1x1conv=False, strides=1):
+    def fn(shape):
+        c_in = shape[-1]
+        trainable = conv_params(3, c_in, channels) + conv_params(
+            3, channels, channels
+        )
+        if use_1x1conv:
+            trainable += conv_params(1, c_in, channels)
+        bn_trainable, bn_moving = bn_params(channels)
+        h, w = -(-shape[1] // strides), -(-shape[2] // strides)
+        return (
+            (shape[0], h, w, channels),
+            trainable + 2 * bn_trainable,
+            2 * bn_moving,
+        )
+
+    return ("block", "Residual", fn)
+
+
+def googlenet_spec(classes=10):
+    pool = ("pool", "max", 3, 2, "same")
+    return [
+        ("seq", [("conv", 64, 7, 2, "same", "relu"), pool]),
+        (
+            "seq",
+            [
+                ("conv", 64, 1, 1, "valid", "relu"),
+                ("conv", 192, 3, 1, "same", "relu"),
+                pool,
+            ],
+        ),
+        (
+            "seq",
+            [
+                inception_block(64, (96, 128), (16, 32), 32),
+                inception_block(128, (128, 192), (32, 96), 64),
+                pool,
+            ],
+        ),
+        (
+            "seq",
+            [
+                inception_block(192, (96, 208), (16, 48), 64),
+                inception_block(160, (112, 224), (24, 64), 64),
+                inception_block(128, (128, 256), (24, 64), 64),
+                inception_block(112, (144, 288), (32, 64), 64),
+                inception_block(256, (160, 320), (32, 128), 128),
+                pool,
+            ],
+        ),
+        (
+            "seq",
+            [
+                inception_block(256, (160, 320), (32, 128), 128),
+                inception_block(384, (192, 384), (48, 128), 128),
+                ("gap",),
+            ],
+        ),
+        ("dense", classes, None),
+    ]
+
+
+def resnet18_spec(widths=(64, 128, 256, 512), classes=10, mistake=None):
+    def stage(channels, first_block):
+        if first_block and mistake is not FIRST_STAGE_DOWNSAMPLES:
+            return ("seq", [residual_block(channels)] * 2)
+        return (
+            "seq",
+            [residual_block(channels, True, 2), residual_block(channels)],
+        )
+
+    return [
+        (
+            "seq",
+            [
+                ("conv", widths[0], 7, 2, "same", None),
+                ("bn",),
+                ("relu",),
+                ("pool", "max", 3, 2, "same"),
+            ],
+        ),
+        stage(widths[0], True),
+        stage(widths[1], False),
+        stage(widths[2], False),
+        stage(widths[3], False),
+        ("gap",),
+        ("dense", classes, None),
+    ]
+
+
+# ------------------------------------------------------------------ probes
+@lesson.probe
+def run_inception(m, args, x, weights):
+    block = m.Inception(*args)
+    block(x)  # build
+    used = _cnn.transfer_named(block, weights)
+    return block(x), used
+
+
+@lesson.probe
+def run_residual(m, args, x, weights, training):
+    block = m.Residual(*args)
+    block(x, training=False)  # build
+    used = _cnn.transfer_named(block, weights)
+    return block(x, training=training), used
+
+
+@lesson.probe
+def run_residual_shapes(m, x):
+    return (
+        tuple(m.Residual(3)(x).shape),
+        tuple(m.Residual(6, use_1x1conv=True, strides=2)(x).shape),
+    )
+
+
+@lesson.probe
+def run_residual_gradient(m, args, x, probe_weights):
+    import keras
+
+    block = m.Residual(*args, dtype="float64")
+    block(x, training=False)  # build
+
+    def f(inputs):
+        return keras.ops.sum(block(inputs, training=False) * probe_weights)
+
+    return gradient_check(f, x)
+
+
+@lesson.probe
+def run_contract(m, kind, x):
+    if kind == "inception":
+        facts = layer_contract(
+            lambda: m.Inception(2, (3, 4), (2, 3), 5),
+            [x],
+            symbolic=[x.shape[1:]],
+        )
+        bad = {
+            "c1": lambda: m.Inception(0, (3, 4), (2, 3), 5),
+            "c2": lambda: m.Inception(2, (3,), (2, 3), 5),
+        }
+    else:
+        facts = layer_contract(
+            lambda: m.Residual(4, use_1x1conv=True, strides=2),
+            [x],
+            symbolic=[x.shape[1:]],
+            call_kwargs={"training": False},
+        )
+        bad = {
+            "num_channels": lambda: m.Residual(0),
+            "strides": lambda: m.Residual(3, strides=0),
+        }
+    errors = {}
+    for name, make in bad.items():
+        try:
+            make()
+            errors[name] = ""
+        except ValueError as exc:
+            errors[name] = str(exc)
+    facts["errors"] = errors
+    return facts
+
+
+@lesson.probe
+def run_table(m, kind):
+    if kind == "googlenet":
+        return _cnn.layer_table(m.googlenet(), GOOGLENET_INPUT)
+    return _cnn.layer_table(m.resnet18(), RESNET_INPUT)
+
+
+@lesson.probe
+def run_training(m, kind, x, y, steps):
+    import keras
+
+    if kind == "resnet18":
+        model = m.resnet18(num_classes=4, widths=(4, 8, 8, 8))
+    else:
+        layers = keras.layers
+        model = keras.Sequential(
+            [
+                layers.Conv2D(8, 3, strides=2, padding="same"),
+                m.Inception(4, (4, 8), (2, 4), 4),
+                layers.Flatten(),  # keeps where the square is
+                layers.Dense(4),
+            ]
+        )
+    return _cnn.train_steps(model, x, y, steps)
+
+
+# ------------------------------------------------------------------ checks
+INCEPTION_CASES = {
+    # distinct path widths: an order mistake shows in the channels
+    "distinct_widths": ((2, (3, 4), (2, 3), 5), (2, 7, 5, 6)),
+    # equal path widths: a concatenation on the wrong axis runs, and shows
+    "equal_widths": ((3, (2, 3), (2, 3), 3), (2, 7, 5, 4)),
+}
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("case", list(INCEPTION_CASES))
+def test_inception_matches_reference(rng, case):
+    args, shape = INCEPTION_CASES[case]
+    x = rng.standard_normal(shape).astype("float32")
+    weights = inception_weights(shape[-1], *args, rng)
+    out, used = run_inception(args, x, weights)
+    channels = args[0] + args[1][1] + args[2][1] + args[3]
+    expect_reference(
+        out,
+        lambda w, mistake=None: ref_inception(x, w, mistake),
+        used,
+        f"Inception{args} on {shape}",
+        mistakes=INCEPTION_MISTAKES,
+        hint=f"expected (2, 7, 5, {channels}): paths 1-4 concatenated on the "
+        "last axis.",
+    )
+
+
+@pytest.mark.points(2)
+def test_googlenet_seed_layer_table():
+    """Each stage's output shape on (1, 96, 96, 1), as the seed prints."""
+    facts = _cnn.memo(run_table, lesson.module, "googlenet")
+    expect(
+        facts["type"] == "Sequential",
+        f"googlenet() should return a keras.Sequential, got {facts['type']}.",
+    )
+    expect_table(
+        _cnn.table_rows(facts["rows"]),
+        GOOGLENET_TABLE,
+        "googlenet() on (1, 96, 96, 1)",
+        hint="b1..b5 are each one keras.Sequential; b5 ends in "
+        "GlobalAveragePooling2D.",
+    )
+
+
+def test_googlenet_parameter_count():
+    facts = _cnn.memo(run_table, lesson.module, "googlenet")
+    _, expected, _ = simulate(googlenet_spec(), GOOGLENET_INPUT)
+    expect_count(
+        facts["trainable"],
+        expected,
+        "googlenet() trainable parameters",
+        hint="an Inception block has 1x1 convs from C_in to c1, c2[0], c3[0] "
+        "and c4, a 3x3 conv c2[0] -> c2[1] and a 5x5 conv c3[0] -> c3[1]; "
+        "a conv has k*k*C_in*C_out + C_out parameters.",
+    )
+
+
+def test_residual_output_shapes(rng):
+    """The brief's shapes: Residual(3) keeps (4, 6, 6, 3);
+    Residual(6, use_1x1conv=True, strides=2) gives (4, 3, 3, 6)."""
+    x = rng.standard_normal((4, 6, 6, 3))
+    same, halved = run_residual_shapes(x.astype("float32"))
+    expect_shape(same, (4, 6, 6, 3), "Residual(3) on (4, 6, 6, 3)")
+    expect_shape(
+        halved,
+        (4, 3, 3, 6),
+        "Residual(6, use_1x1conv=True, strides=2) on (4, 6, 6, 3)",
+    )
+
+
+RESIDUAL_CASES = {
+    "identity": (3, False, 1),
+    "conv3_same_size": (3, True, 1),
+    "conv3_strided": (4, True, 2),
+}
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("mode", ["inference", "training"])
+@pytest.mark.parametrize("case", list(RESIDUAL_CASES))
+def test_residual_matches_reference(rng, case, mode):
+    """Batch norm: `inference` uses the moving statistics the grader set;
+    `training` the batch's mean and biased variance over (B, H, W)."""
+    args = RESIDUAL_CASES[case]
+    x = rng.standard_normal((2, 6, 5, 3)).astype("float32")
+    weights = residual_weights(3, args[0], args[1], rng)
+    training = mode == "training"
+    out, used = run_residual(args, x, weights, training)
+    expect_reference(
+        out,
+        lambda w, mistake=None: ref_residual(x, w, args[2], training, mistake),
+        used,
+        f"Residual{args} on (2, 6, 5, 3), training={training}",
+        mistakes=RESIDUAL_MISTAKES,
+        hint="Y = relu(bn1(conv1(X))); Y = bn2(conv2(Y)); out = relu(Y + X') "
+        "with X' = X or conv3(X); pass `training` to both batch norms.",
+    )
+
+
+@pytest.mark.points(2)
+def test_residual_gradient_matches_centred_differences(rng):
+    x = rng.standard_normal((1, 3, 2, 2))
+    probe_weights = rng.standard_normal((1, 3, 2, 2))
+    analytic, numeric = run_residual_gradient((2,), x, probe_weights)
+    expect_close(
+        analytic,
+        numeric,
+        "Residual(2) on (1, 3, 2, 2): d(sum(out * P))/d(inputs) vs centred "
+        "differences (float64, training=False)",
+        tol=GRAD,
+    )
+
+
+@pytest.mark.parametrize("kind", ["inception", "residual"])
+def test_keras_layer_contract(rng, kind):
+    shape = (2, 7, 5, 6) if kind == "inception" else (2, 6, 5, 3)
+    facts = run_contract(kind, rng.standard_normal(shape).astype("float32"))
+    name, out_shape, trainable = {
+        "inception": ("Inception(2, (3, 4), (2, 3), 5)", (2, 7, 5, 14), 12),
+        "residual": (
+            "Residual(4, use_1x1conv=True, strides=2)",
+            (2, 3, 3, 4),
+            10,
+        ),
+    }[kind]
+    expect_shape(facts["output_shape"], out_shape, f"{name} output")
+    expect_shape(
+        facts["symbolic_shape"],
+        (None, *out_shape[1:]),
+        f"{name} on keras.Input (None batch)",
+    )
+    expect(
+        facts["trainable"] == trainable,
+        f"{name} should have {trainable} trainable weights, has "
+        f"{facts['trainable']}.",
+    )
+    expect(
+        facts["config_roundtrip_diff"] == 0.0,
+        f"{name}: from_config(get_config()) gives a different output.",
+    )
+    expect(
+        facts["grads_finite"] and facts["step_changes_weights"],
+        f"{name}: some weight gets no or a non-finite gradient (is every "
+        "sublayer used?).",
+    )
+    for arg, message in facts["errors"].items():
+        expect(
+            arg in message,
+            f"bad `{arg}` should raise ValueError naming it, got {message!r}.",
+        )
+
+
+@pytest.mark.points(2)
+def test_resnet18_seed_layer_table():
+    """Each stage's output shape on (1, 224, 224, 1), as the seed prints."""
+    facts = _cnn.memo(run_table, lesson.module, "resnet18")
+    expect(
+        facts["type"] == "Sequential",
+        f"resnet18() should return a keras.Sequential, got {facts['type']}.",
+    )
+    expect_table(
+        _cnn.table_rows(facts["rows"]),
+        RESNET18_TABLE,
+        "resnet18() on (1, 224, 224, 1)",
+        diagnoses={
+            FIRST_STAGE_DOWNSAMPLES: simulate(
+                resnet18_spec(mistake=FIRST_STAGE_DOWNSAMPLES), RESNET_INPUT
+            )[0]
+        },
+    )
+
+
+def test_resnet18_parameter_count():
+    facts = _cnn.memo(run_table, lesson.module, "resnet18")
+    _, trainable, moving = simulate(resnet18_spec(), RESNET_INPUT)
+    _, wrong, _ = simulate(
+        resnet18_spec(mistake=FIRST_STAGE_DOWNSAMPLES), RESNET_INPUT
+    )
+    expect_count(
+        facts["trainable"],
+        trainable,
+        "resnet18() trainable parameters",
+        diagnoses={FIRST_STAGE_DOWNSAMPLES: wrong},
+        hint="a Residual block has two 3x3 convs, an optional 1x1 conv and "
+        "two batch norms (gamma and beta trainable).",
+    )
+    expect_count(
+        facts["non_trainable"],
+        moving,
+        "resnet18() non-trainable parameters (batch-norm moving mean and "
+        "variance)",
+    )
+
+
+@pytest.mark.parametrize("kind", ["inception", "resnet18"])
+def test_trains(kind):
+    """Smoke: Adam on 16 generated 16x16 images; the loss falls by 10%
+    within 4 steps (a narrow ResNet-18; a small net around one Inception
+    block)."""
+    x, y = _cnn.toy_images(16, 16, 16)
+    x = (x - x.mean()) / x.std()
+    losses = run_training(kind, x, y, 4)
+    expect(
+        bool(np.all(np.isfinite(losses))) and min(losses[1:]) < 0.9 * losses[0],
+        f"{kind}: the loss should fall by 10% within 4 Adam steps on one "
+        f"batch of toy images; losses: {[round(v, 3) for v in losses]}.",
+    )

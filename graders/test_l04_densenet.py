@@ -1,0 +1,459 @@
+"""Grader for lesson 04: DenseNet's ConvBlock, DenseBlock, TransitionBlock
+and the whole network.
+
+* Blocks against a float64 NumPy reference with the grader's weights
+  transferred into the named sublayers (nonzero biases; batch-norm moving
+  statistics away from 0 and 1). Batch norm is checked both ways, named in
+  each check: `inference` (training=False, the moving statistics the grader
+  set) and `training` (training=True, the batch's mean and biased variance
+  over B, H, W).
+* The brief's shapes: DenseBlock(2, 10) on (4, 8, 8, 3) gives (4, 8, 8, 23);
+  TransitionBlock(10) then gives (4, 4, 4, 10).
+* densenet() on (1, 96, 96, 1): its layer table and parameter counts
+  against the closed form (shape inference, no weights initialised).
+* A dense block's gradient against centred differences (float64).
+* Smoke: a narrow DenseNet trains on generated images.
+
+Block inputs give every axis its own size (B=2, H=6, W=5, C=3).
+"""
+
+import numpy as np
+import pytest
+
+from graders import _cnn
+from graders._cnn import avg_pool
+from graders._cnn import batch_norm
+from graders._cnn import bn_params
+from graders._cnn import conv2d
+from graders._cnn import conv_params
+from graders._cnn import expect_count
+from graders._cnn import expect_reference
+from graders._cnn import expect_table
+from graders._cnn import random_weight
+from graders._cnn import relu
+from graders._cnn import simulate
+from graders._contract import gradient_check
+from graders._contract import layer_contract
+from graders._judge import Mistake
+from graders._judge import expect
+from graders._judge import expect_close
+from graders._judge import expect_shape
+from graders._probe import Lesson
+from graders._tol import GRAD
+
+lesson = Lesson("l04_densenet")
+DENSENET_INPUT = (1, 96, 96, 1)
+X_SHAPE = (2, 6, 5, 3)
+
+# d2l's DenseNet on (1, 96, 96, 1), channels-last (the seed names DenseNet
+# without printing its table; this is what d2l's network gives).
+DENSENET_TABLE = [
+    ("Sequential", (1, 24, 24, 64)),
+    ("DenseBlock", (1, 24, 24, 192)),
+    ("TransitionBlock", (1, 12, 12, 96)),
+    ("DenseBlock", (1, 12, 12, 224)),
+    ("TransitionBlock", (1, 6, 6, 112)),
+    ("DenseBlock", (1, 6, 6, 240)),
+    ("TransitionBlock", (1, 3, 3, 120)),
+    ("DenseBlock", (1, 3, 3, 248)),
+    ("BatchNormalization", (1, 3, 3, 248)),
+    ("ReLU", (1, 3, 3, 248)),
+    ("GlobalAveragePooling2D", (1, 248)),
+    ("Dense", (1, 10)),
+]
+
+# ---------------------------------------------------------------- mistakes
+POST_ACTIVATION = Mistake(
+    "conv_block_post_activation",
+    "the ConvBlock convolves first (conv, batch norm, ReLU); DenseNet's "
+    "ConvBlock is batch norm, ReLU, then the convolution.",
+)
+ADDS = Mistake(
+    "dense_block_adds",
+    "the dense block adds each ConvBlock's output to its input (that is "
+    "ResNet); DenseNet concatenates them on the channels: [X, Y].",
+)
+CONCAT_AXIS = Mistake(
+    "dense_block_concat_channels_first",
+    "the dense block concatenates on axis 1, PyTorch's channel axis; images "
+    "here are (B, H, W, C): concatenate on axis -1.",
+)
+NO_POOL = Mistake(
+    "transition_without_pooling",
+    "the transition block leaves out its 2x2 average pooling, so the height "
+    "and width are not halved.",
+)
+KEEPS_CHANNELS = Mistake(
+    "densenet_transition_keeps_channels",
+    "the transition blocks keep the channels: halve the running channel "
+    "count (num_channels //= 2) before each TransitionBlock.",
+)
+MISTAKES = (POST_ACTIVATION, ADDS, CONCAT_AXIS, NO_POOL, KEEPS_CHANNELS)
+
+
+# --------------------------------------------------- float64 references
+def ref_conv_block(x, w, training, mistake=None):
+    """w: {"bn": [gamma, beta, mean, var], "conv": [kernel, bias]}."""
+    if mistake is POST_ACTIVATION:
+        y = conv2d(x, *w["conv"], 1, "same")
+        return relu(batch_norm(y, *w["bn"], training=training))
+    y = relu(batch_norm(x, *w["bn"], training=training))
+    return conv2d(y, *w["conv"], 1, "same")
+
+
+def ref_dense_block(x, ws, training, mistake=None):
+    """ws: one ConvBlock weight dict per block."""
+    X = np.asarray(x, np.float64)
+    for w in ws:
+        Y = ref_conv_block(X, w, training, mistake)
+        if mistake is ADDS:
+            X = X + Y
+        else:
+            X = np.concatenate([X, Y], axis=1 if mistake is CONCAT_AXIS else -1)
+    return X
+
+
+def ref_transition(x, w, training, mistake=None):
+    y = relu(batch_norm(x, *w["bn"], training=training))
+    y = conv2d(y, *w["conv"])
+    return y if mistake is NO_POOL else avg_pool(y, 2, 2)
+
+
+def block_weights(c_in, channels, k, rng):
+    return {
+        "bn": [random_weight((c_in,), role, rng) for role in _cnn.BN_ROLES],
+        "conv": [
+            random_weight((k, k, c_in, channels), "kernel", rng),
+            random_weight((channels,), "bias", rng),
+        ],
+    }
+
+
+# ------------------------------------------ architectures in closed form
+def dense_block(num_convs, growth):
+    def fn(shape):
+        trainable = moving = 0
+        c = shape[-1]
+        for _ in range(num_convs):
+            t, n = bn_params(c)
+            trainable += t + conv_params(3, c, growth)
+            moving += n
+            c += growth
+        return (*shape[:-1], c), trainable, moving
+
+    return ("block", "DenseBlock", fn)
+
+
+def transition_block(channels):
+    def fn(shape):
+        t, n = bn_params(shape[-1])
+        out = (shape[0], shape[1] // 2, shape[2] // 2, channels)
+        return out, t + conv_params(1, shape[-1], channels), n
+
+    return ("block", "TransitionBlock", fn)
+
+
+def densenet_spec(
+    classes=10, channels=64, growth=32, arch=(4, 4, 4, 4), mistake=None
+):
+    spec = [
+        (
+            "seq",
+            [
+                ("conv", channels, 7, 2, "same", None),
+                ("bn",),
+                ("relu",),
+                ("pool", "max", 3, 2, "same"),
+            ],
+        )
+    ]
+    for i, num_convs in enumerate(arch):
+        spec.append(dense_block(num_convs, growth))
+        channels += num_convs * growth
+        if i != len(arch) - 1:
+            if mistake is not KEEPS_CHANNELS:
+                channels //= 2
+            spec.append(transition_block(channels))
+    return [*spec, ("bn",), ("relu",), ("gap",), ("dense", classes, None)]
+
+
+# ------------------------------------------------------------------ probes
+@lesson.probe
+def run_block(m, kind, args, x, weights, training):
+    if kind == "dense_block":
+        block = m.DenseBlock(*args)
+        block(x, training=False)  # build
+        used = [
+            _cnn.transfer_named(sub, w)
+            for sub, w in zip(block.conv_blocks, weights, strict=False)
+        ]
+    else:
+        block = (
+            m.ConvBlock(*args)
+            if kind == "conv_block"
+            else (m.TransitionBlock(*args))
+        )
+        block(x, training=False)  # build
+        used = _cnn.transfer_named(block, weights)
+    return block(x, training=training), used
+
+
+@lesson.probe
+def run_brief_shapes(m, x):
+    dense = m.DenseBlock(2, 10)(x)
+    return tuple(dense.shape), tuple(m.TransitionBlock(10)(dense).shape)
+
+
+@lesson.probe
+def run_gradient(m, x, probe_weights):
+    import keras
+
+    block = m.DenseBlock(2, 2, dtype="float64")
+    block(x, training=False)  # build
+
+    def f(inputs):
+        return keras.ops.sum(block(inputs, training=False) * probe_weights)
+
+    return gradient_check(f, x)
+
+
+@lesson.probe
+def run_contract(m, kind, x):
+    make, bad = {
+        "conv_block": (
+            lambda: m.ConvBlock(4),
+            {"num_channels": lambda: m.ConvBlock(0)},
+        ),
+        "dense_block": (
+            lambda: m.DenseBlock(2, 4),
+            {
+                "num_convs": lambda: m.DenseBlock(0, 4),
+                "num_channels": lambda: m.DenseBlock(2, -1),
+            },
+        ),
+        "transition_block": (
+            lambda: m.TransitionBlock(4),
+            {"num_channels": lambda: m.TransitionBlock(0)},
+        ),
+    }[kind]
+    facts = layer_contract(
+        make, [x], symbolic=[x.shape[1:]], call_kwargs={"training": False}
+    )
+    errors = {}
+    for name, maker in bad.items():
+        try:
+            maker()
+            errors[name] = ""
+        except ValueError as exc:
+            errors[name] = str(exc)
+    facts["errors"] = errors
+    return facts
+
+
+@lesson.probe
+def run_table(m):
+    return _cnn.layer_table(m.densenet(), DENSENET_INPUT)
+
+
+@lesson.probe
+def run_training(m, x, y, steps):
+    model = m.densenet(
+        num_classes=4, num_channels=8, growth_rate=4, arch=(2, 2)
+    )
+    return _cnn.train_steps(model, x, y, steps)
+
+
+# ------------------------------------------------------------------ checks
+MODES = ["inference", "training"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    "channels", [5, 3], ids=["5_channels", "as_many_as_the_input"]
+)
+def test_conv_block_matches_reference(rng, channels, mode):
+    x = rng.standard_normal(X_SHAPE).astype("float32")
+    weights = block_weights(3, channels, 3, rng)
+    training = mode == "training"
+    out, used = run_block("conv_block", (channels,), x, weights, training)
+    expect_reference(
+        out,
+        lambda w, mistake=None: ref_conv_block(x, w, training, mistake),
+        used,
+        f"ConvBlock({channels}) on {X_SHAPE}, training={training}",
+        mistakes=(POST_ACTIVATION,),
+        hint="conv(relu(bn(x))): batch norm and ReLU come before the 3x3 "
+        "convolution.",
+    )
+
+
+DENSE_CASES = {
+    # two ConvBlocks, 3 + 2 * 5 = 13 channels out
+    "two_convs": (2, 5),
+    # one ConvBlock as wide as the input: adding would run (and show)
+    "one_conv_as_wide_as_the_input": (1, 3),
+}
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("case", list(DENSE_CASES))
+def test_dense_block_matches_reference(rng, case, mode):
+    num_convs, growth = DENSE_CASES[case]
+    x = rng.standard_normal(X_SHAPE).astype("float32")
+    weights = [
+        block_weights(3 + i * growth, growth, 3, rng) for i in range(num_convs)
+    ]
+    training = mode == "training"
+    out, used = run_block(
+        "dense_block", (num_convs, growth), x, weights, training
+    )
+    out_channels = 3 + num_convs * growth
+    expect_reference(
+        out,
+        lambda ws, mistake=None: ref_dense_block(x, ws, training, mistake),
+        used,
+        f"DenseBlock({num_convs}, {growth}) on {X_SHAPE}, training={training}",
+        mistakes=(ADDS, CONCAT_AXIS, POST_ACTIVATION),
+        hint=f"expected (2, 6, 5, {out_channels}): X = concat([X, "
+        "block(X)], axis=-1) after each ConvBlock.",
+    )
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("mode", MODES)
+def test_transition_block_matches_reference(rng, mode):
+    x = rng.standard_normal((2, 6, 8, 5)).astype("float32")
+    weights = block_weights(5, 4, 1, rng)
+    training = mode == "training"
+    out, used = run_block("transition_block", (4,), x, weights, training)
+    expect_reference(
+        out,
+        lambda w, mistake=None: ref_transition(x, w, training, mistake),
+        used,
+        f"TransitionBlock(4) on (2, 6, 8, 5), training={training}",
+        mistakes=(NO_POOL,),
+        hint="expected (2, 3, 4, 4): bn, relu, 1x1 conv, then 2x2 average "
+        "pooling with stride 2.",
+    )
+
+
+def test_brief_shapes(rng):
+    """DenseBlock(2, 10) on (4, 8, 8, 3) gives (4, 8, 8, 23) (3 + 2 * 10);
+    TransitionBlock(10) then gives (4, 4, 4, 10)."""
+    x = rng.standard_normal((4, 8, 8, 3))
+    dense, transition = run_brief_shapes(x.astype("float32"))
+    expect_shape(dense, (4, 8, 8, 23), "DenseBlock(2, 10) on (4, 8, 8, 3)")
+    expect_shape(
+        transition,
+        (4, 4, 4, 10),
+        "TransitionBlock(10) on DenseBlock(2, 10)'s (4, 8, 8, 23)",
+    )
+
+
+@pytest.mark.points(2)
+def test_dense_block_gradient_matches_centred_differences(rng):
+    x = rng.standard_normal((1, 3, 2, 2))
+    probe_weights = rng.standard_normal((1, 3, 2, 6))
+    analytic, numeric = run_gradient(x, probe_weights)
+    expect_close(
+        analytic,
+        numeric,
+        "DenseBlock(2, 2) on (1, 3, 2, 2): d(sum(out * P))/d(inputs) vs "
+        "centred differences (float64, training=False)",
+        tol=GRAD,
+    )
+
+
+CONTRACT = {
+    "conv_block": ("ConvBlock(4)", (2, 6, 5, 4), 4),
+    "dense_block": ("DenseBlock(2, 4)", (2, 6, 5, 11), 8),
+    "transition_block": ("TransitionBlock(4)", (2, 3, 2, 4), 4),
+}
+
+
+@pytest.mark.parametrize("kind", list(CONTRACT))
+def test_keras_layer_contract(rng, kind):
+    facts = run_contract(kind, rng.standard_normal(X_SHAPE).astype("float32"))
+    name, out_shape, trainable = CONTRACT[kind]
+    expect_shape(facts["output_shape"], out_shape, f"{name} output")
+    expect_shape(
+        facts["symbolic_shape"],
+        (None, *out_shape[1:]),
+        f"{name} on keras.Input (None batch)",
+    )
+    expect(
+        facts["trainable"] == trainable,
+        f"{name} should have {trainable} trainable weights, has "
+        f"{facts['trainable']}.",
+    )
+    expect(
+        facts["config_roundtrip_diff"] == 0.0,
+        f"{name}: from_config(get_config()) gives a different output.",
+    )
+    expect(
+        facts["grads_finite"] and facts["step_changes_weights"],
+        f"{name}: some weight gets no or a non-finite gradient (is every "
+        "sublayer used?).",
+    )
+    for arg, message in facts["errors"].items():
+        expect(
+            arg in message,
+            f"bad `{arg}` should raise ValueError naming it, got {message!r}.",
+        )
+
+
+@pytest.mark.points(2)
+def test_densenet_layer_table():
+    """Each layer's output shape on (1, 96, 96, 1)."""
+    facts = _cnn.memo(run_table, lesson.module)
+    expect(
+        facts["type"] == "Sequential",
+        f"densenet() should return a keras.Sequential, got {facts['type']}.",
+    )
+    expect_table(
+        _cnn.table_rows(facts["rows"]),
+        DENSENET_TABLE,
+        "densenet() on (1, 96, 96, 1)",
+        diagnoses={
+            KEEPS_CHANNELS: simulate(
+                densenet_spec(mistake=KEEPS_CHANNELS), DENSENET_INPUT
+            )[0]
+        },
+    )
+
+
+def test_densenet_parameter_count():
+    facts = _cnn.memo(run_table, lesson.module)
+    _, trainable, moving = simulate(densenet_spec(), DENSENET_INPUT)
+    _, wrong, _ = simulate(
+        densenet_spec(mistake=KEEPS_CHANNELS), DENSENET_INPUT
+    )
+    expect_count(
+        facts["trainable"],
+        trainable,
+        "densenet() trainable parameters",
+        diagnoses={KEEPS_CHANNELS: wrong},
+        hint="a ConvBlock on C channels has a batch norm (2C trainable) and "
+        "a 3x3 conv (9*C*g + g); a TransitionBlock a batch norm and a 1x1 "
+        "conv.",
+    )
+    expect_count(
+        facts["non_trainable"],
+        moving,
+        "densenet() non-trainable parameters (batch-norm moving mean and "
+        "variance)",
+    )
+
+
+def test_narrow_densenet_trains():
+    """Smoke: densenet(num_channels=8, growth_rate=4, arch=(2, 2)) with Adam
+    on 16 generated 16x16 images; the loss falls by 10% within 4 steps."""
+    x, y = _cnn.toy_images(16, 16, 16)
+    x = (x - x.mean()) / x.std()
+    losses = run_training(x, y, 4)
+    expect(
+        bool(np.all(np.isfinite(losses))) and min(losses[1:]) < 0.9 * losses[0],
+        "a narrow DenseNet should lower its loss by 10% within 4 Adam steps "
+        f"on one batch of toy images; losses: {[round(v, 3) for v in losses]}.",
+    )
