@@ -113,6 +113,18 @@ def run(
     return outcomes
 
 
+MARKDOWN_HEADER = """# Known mistakes, caught and diagnosed
+
+Every row is a mistake learners make, catalogued in its lesson's grader
+(`Mistake`, with a float64 reference of what it produces) and made on purpose
+as an edit of the solution in `solutions/mutants/`. *Caught*: at least one
+check fails. *Diagnosed as itself*: the failing checks name this mistake and
+no other. Reproduce with `m2t mutants --markdown docs/mistakes.md`; the test
+suite (`tests/test_mutants.py`) runs every mutant and checks this table.
+
+"""
+
+
 def markdown(outcomes: Sequence[Outcome]) -> str:
     """The table of catalogued mistakes: lesson, mistake, caught, diagnosed."""
     lines = [
