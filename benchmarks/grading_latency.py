@@ -1,0 +1,224 @@
+"""How fast the student loop answers: a cold `m2t grade` against a bare
+TensorFlow import, and `m2t watch`'s verdict after a save.
+
+    python -m benchmarks.grading_latency                # lesson 16
+    python -m benchmarks.grading_latency --lesson 10 --runs 7 --saves 6
+
+Cold: `python -c "import tensorflow"` and `m2t grade LESSON` (on the
+skeleton and on the solution, each in a scratch folder so no state is
+saved) run alternately, `--runs` times each; we report the median wall
+time, the median CPU time (user + sys, steadier on a busy machine) and the
+median of the per-run ratios grade / import.
+
+Watch: one `m2t watch LESSON` process on a scratch folder; the script
+saves the skeleton, each known mistake (solutions/mutants) and the
+solution in turn, and times, from the save, the verdict (the first failing
+check, or "passes") and the end of the run. The process keeps TensorFlow
+loaded, so this is the loop's steady state.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import queue
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "M2T_NO_CLEAR": "1"}
+
+
+def _timed(cmd: list[str]) -> tuple[float, float]:
+    """(wall, cpu) seconds of one command, cpu = user + sys of the child."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(
+        cmd, env=ENV, cwd=ROOT, capture_output=True, check=False, text=True
+    )
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return wall, cpu
+
+
+def _versions(lesson) -> dict[str, str]:
+    """The skeleton, each known mistake and the solution of `lesson`."""
+    from m2t import make_lessons
+    from m2t import mutants
+
+    solution = (ROOT / "solutions" / f"{lesson.module}.py").read_text()
+    out = {"skeleton": make_lessons.cut(solution, f"{lesson.module}.py")}
+    for name, edits in mutants.catalogue(lesson.module).items():
+        out[f"mistake {name}"] = mutants.mutate(solution, edits, name)
+    out["solution"] = solution
+    return out
+
+
+def cold(lesson, runs: int) -> list[str]:
+    versions = _versions(lesson)
+    folders = {}
+    for kind in ("skeleton", "solution"):
+        folder = Path(tempfile.mkdtemp(prefix=f"m2t-bench-{kind}-"))
+        (folder / f"{lesson.module}.py").write_text(versions[kind])
+        folders[kind] = folder
+    commands = {
+        "python -c 'import tensorflow'": [
+            sys.executable,
+            "-c",
+            "import tensorflow",
+        ],
+    }
+    for kind, folder in folders.items():
+        commands[f"m2t grade {lesson.id} ({kind})"] = [
+            sys.executable,
+            "-m",
+            "m2t.cli",
+            "grade",
+            lesson.id,
+            "--impl",
+            str(folder),
+        ]
+    times: dict[str, list[tuple[float, float]]] = {k: [] for k in commands}
+    _timed(commands["python -c 'import tensorflow'"])  # warm the disk cache
+    for _ in range(runs):
+        for name, cmd in commands.items():
+            times[name].append(_timed(cmd))
+    for folder in folders.values():
+        shutil.rmtree(folder, ignore_errors=True)
+    base = times["python -c 'import tensorflow'"]
+    lines = [
+        f"cold start, {runs} runs each, alternating "
+        f"({os.cpu_count()} cores, load {os.getloadavg()[0]:.1f})",
+        "",
+        "| command | wall median | cpu median | wall / import | cpu / import |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for name, samples in times.items():
+        walls = [w for w, _ in samples]
+        cpus = [c for _, c in samples]
+        wall_ratio = statistics.median(
+            w / b for (w, _), (b, _) in zip(samples, base, strict=True)
+        )
+        cpu_ratio = statistics.median(
+            c / b for (_, c), (_, b) in zip(samples, base, strict=True)
+        )
+        lines.append(
+            f"| `{name}` | {statistics.median(walls):.2f} s "
+            f"| {statistics.median(cpus):.2f} s | {wall_ratio:.2f}x "
+            f"| {cpu_ratio:.2f}x |"
+        )
+    return lines
+
+
+class _Lines:
+    """The lines a process prints, with the time each arrived."""
+
+    def __init__(self, stream):
+        self.queue: queue.Queue[tuple[float, str]] = queue.Queue()
+        threading.Thread(target=self._read, args=(stream,), daemon=True).start()
+
+    def _read(self, stream) -> None:
+        for line in stream:
+            self.queue.put((time.perf_counter(), line.rstrip("\n")))
+        self.queue.put((time.perf_counter(), "<eof>"))
+
+    def until(self, predicate, timeout: float) -> tuple[float, str]:
+        deadline = time.monotonic() + timeout
+        while True:
+            stamp, line = self.queue.get(
+                timeout=max(deadline - time.monotonic(), 0.01)
+            )
+            if line == "<eof>":
+                raise RuntimeError("m2t watch ended early")
+            if predicate(line):
+                return stamp, line
+
+
+def _verdict(line: str) -> bool:
+    return line.startswith(("  [", "  ok  "))
+
+
+def _finished(line: str) -> bool:
+    return line.startswith("  ok  ") or " checks pass, " in line
+
+
+def watch(lesson, saves: int, timeout: float = 600.0) -> list[str]:
+    versions = _versions(lesson)
+    order = list(versions)
+    folder = Path(tempfile.mkdtemp(prefix="m2t-bench-watch-"))
+    path = folder / f"{lesson.module}.py"
+    path.write_text(versions["skeleton"])
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "m2t.cli", "watch", lesson.id, "--impl"]
+        + [str(folder)],
+        env=ENV,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    out = _Lines(proc.stdout)
+    rows = []
+    try:
+        start = time.perf_counter()
+        out.until(_finished, timeout)
+        out.until(lambda line: "Watching" in line, timeout)
+        first = time.perf_counter() - start
+        for i in range(saves):
+            kind = order[(i + 1) % len(order)]
+            saved = time.perf_counter()
+            path.write_text(versions[kind] + f"\n# save {i}\n")
+            verdict_at, verdict = out.until(_verdict, timeout)
+            done_at = verdict_at
+            if not _finished(verdict):
+                done_at, _ = out.until(_finished, timeout)
+            out.until(lambda line: "Watching" in line, timeout)
+            rows.append(
+                (kind, verdict_at - saved, done_at - saved, verdict.strip())
+            )
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        shutil.rmtree(folder, ignore_errors=True)
+    lines = [
+        f"`m2t watch {lesson.id}`: first grade (TensorFlow start-up "
+        f"included) {first:.2f} s; then, from each save:",
+        "",
+        "| saved | verdict after | run done after | verdict |",
+        "| --- | --- | --- | --- |",
+    ]
+    for kind, verdict, done, text in rows:
+        text = text.replace("|", "\\|")[:70]
+        lines.append(f"| {kind} | {verdict:.2f} s | {done:.2f} s | {text} |")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lesson", default="16")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--saves", type=int, default=6)
+    parser.add_argument("--skip-cold", action="store_true")
+    parser.add_argument("--skip-watch", action="store_true")
+    args = parser.parse_args(argv)
+    sys.path.insert(0, str(ROOT))
+    from m2t import curriculum
+
+    lesson = curriculum.find(args.lesson)
+    if not args.skip_cold:
+        print("\n".join(cold(lesson, args.runs)), end="\n\n", flush=True)
+    if not args.skip_watch:
+        print("\n".join(watch(lesson, args.saves)), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

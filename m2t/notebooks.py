@@ -1,0 +1,145 @@
+"""The lesson notebooks' helpers, and `m2t notebook LESSON`.
+
+Each lesson's notebook is a plain-text jupytext "percent" file,
+`notebooks/lNN_topic.py`: it diffs like code, and Jupyter opens it as a
+notebook when jupytext is installed. `m2t notebook 16` writes the `.ipynb`
+beside it (generated, never committed).
+
+In a notebook:
+
+    from m2t import notebooks
+    m = notebooks.load("16")    # your lessons/l16_*.py, fresh after each save
+    notebooks.grade("16")       # the lesson's grader, in this kernel
+
+`M2T_IMPL` picks what `load` and `grade` use (`lessons` by default,
+`solutions`, or a folder); `M2T_SHORT=1` asks the heavy cells for a short
+version (the notebook tests set both).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
+
+from m2t import ROOT
+from m2t import curriculum
+
+FOLDER = ROOT / "notebooks"
+
+
+def impl() -> str:
+    """What the notebooks run: `$M2T_IMPL`, or `lessons`."""
+    return os.environ.get("M2T_IMPL", "lessons")
+
+
+def short() -> bool:
+    """True when the heavy cells should run their short form."""
+    return os.environ.get("M2T_SHORT", "") not in ("", "0")
+
+
+def load(lesson: str) -> ModuleType:
+    """The module of `lesson` ("16", "l16", ...) from `impl()`; re-executed
+    when its file has changed since the last call."""
+    from graders import _impl
+    from graders import _probe
+
+    _probe._configure_tensorflow()  # the same determinism as the grader
+    _probe.seed_everything()  # which needs a seed before any random op
+    module = curriculum.find(lesson).module
+    return _impl.load(module, _impl.resolve(impl()))
+
+
+def grade(lesson: str, verbose: bool = False):
+    """Run `lesson`'s grader against `impl()` in this kernel and print the
+    table `m2t grade` prints; returns the `LessonResult`."""
+    from m2t import grading
+    from m2t import reports
+
+    chosen = curriculum.find(lesson)
+    (result,) = grading.grade([chosen], impl=impl())
+    grading.save_state([result], impl())
+    print(reports.table([result], verbose=verbose))
+    print(f"\nscore {result.score:g}/{result.max_score:g} ({impl()})")
+    return result
+
+
+@contextlib.contextmanager
+def attempt(what: str) -> Iterator[None]:
+    """Run a cell's body; on your lessons, a part you have not written yet
+    prints one line instead of stopping "Run all"."""
+    try:
+        yield
+    except NotImplementedError as exc:
+        if impl() != "lessons":
+            raise
+        print(
+            f"{what}: not started yet ({exc}). Fill in its TODO, save, "
+            "and run this cell again."
+        )
+
+
+def heatmaps(
+    matrices,
+    xlabel: str = "keys",
+    ylabel: str = "queries",
+    titles: Sequence[str] | None = None,
+    cmap: str = "Reds",
+    figsize: tuple[float, float] | None = None,
+):
+    """Draw `(rows, cols, T, S)` matrices as a grid of heatmaps with one
+    colour bar (d2l's `show_heatmaps`); returns the figure."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    matrices = np.asarray(matrices)
+    if matrices.ndim == 2:
+        matrices = matrices[None, None]
+    elif matrices.ndim == 3:
+        matrices = matrices[None]
+    rows, cols = matrices.shape[:2]
+    fig, axes = plt.subplots(
+        rows,
+        cols,
+        figsize=figsize or (2.4 * cols + 1, 2.2 * rows),
+        sharex=True,
+        sharey=True,
+        squeeze=False,
+    )
+    image = None
+    for i in range(rows):
+        for j in range(cols):
+            ax = axes[i, j]
+            image = ax.imshow(matrices[i, j], cmap=cmap, aspect="auto")
+            if i == rows - 1:
+                ax.set_xlabel(xlabel)
+            if j == 0:
+                ax.set_ylabel(ylabel)
+            if titles is not None:
+                ax.set_title(titles[i * cols + j], fontsize=9)
+    fig.colorbar(image, ax=axes, shrink=0.6)
+    return fig
+
+
+def source(lesson: curriculum.Lesson) -> Path:
+    return FOLDER / f"{lesson.module}.py"
+
+
+def write_ipynb(lesson: curriculum.Lesson) -> Path:
+    """Write `notebooks/<module>.ipynb` from its percent-format source."""
+    import jupytext
+
+    src = source(lesson)
+    if not src.exists():
+        raise ValueError(f"{lesson.tag}: no notebook yet ({src.name})")
+    notebook = jupytext.read(src)
+    notebook.metadata.setdefault(
+        "kernelspec",
+        {"name": "python3", "display_name": "Python 3", "language": "python"},
+    )
+    target = src.with_suffix(".ipynb")
+    jupytext.write(notebook, target)
+    return target

@@ -1,0 +1,81 @@
+"""`m2t reset LESSON`: put a lesson file back to its skeleton, keeping the
+student's version in `.m2t/backups/<module>-<timestamp>.py`.
+
+Where the skeleton comes from:
+
+1. the full repository: generated from `solutions/<module>.py` by the
+   lesson generator (`m2t.make_lessons.cut`), the single source;
+2. the student edition (no solutions/): the pristine copy
+   `.m2t/skeletons/<module>.py` that `m2t release` ships, written by
+   `write_skeletons`.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from m2t import ROOT
+from m2t import curriculum
+from m2t import make_lessons
+
+SKELETONS = ROOT / ".m2t" / "skeletons"
+BACKUPS = ROOT / ".m2t" / "backups"
+
+
+class NoSkeleton(ValueError):
+    """Neither a solution to generate from nor a pristine copy."""
+
+
+def skeleton(lesson: curriculum.Lesson) -> tuple[str, str]:
+    """The skeleton text of `lesson` and where it came from.
+
+    Raises:
+        NoSkeleton: naming the two places looked at.
+    """
+    name = f"{lesson.module}.py"
+    solution = ROOT / "solutions" / name
+    if solution.exists():
+        text = make_lessons.cut(solution.read_text(encoding="utf-8"), name)
+        return text, f"generated from solutions/{name}"
+    pristine = SKELETONS / name
+    if pristine.exists():
+        return pristine.read_text(encoding="utf-8"), f".m2t/skeletons/{name}"
+    raise NoSkeleton(
+        f"{lesson.tag}: no skeleton to restore: neither solutions/{name} nor "
+        f".m2t/skeletons/{name} is here"
+    )
+
+
+def backup(path: Path) -> Path:
+    """Copy `path` to `.m2t/backups/<stem>-<timestamp>.py`; return it."""
+    BACKUPS.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    target = BACKUPS / f"{path.stem}-{stamp}{path.suffix}"
+    n = 1
+    while target.exists():
+        n += 1
+        target = BACKUPS / f"{path.stem}-{stamp}-{n}{path.suffix}"
+    target.write_bytes(path.read_bytes())
+    return target
+
+
+def restore(lesson: curriculum.Lesson, text: str) -> Path:
+    """Write the skeleton `text` over the student's file (atomically)."""
+    path = ROOT / "lessons" / f"{lesson.module}.py"
+    tmp = path.with_suffix(".py.m2t-tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def write_skeletons(solutions: Path, out: Path) -> list[Path]:
+    """The pristine copies for the student edition: one skeleton per
+    solution module in `solutions`, written to `out` (`m2t release` calls
+    this with `<edition>/.m2t/skeletons`)."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, text in make_lessons.expected(solutions).items():
+        (out / name).write_text(text, encoding="utf-8")
+        written.append(out / name)
+    return written

@@ -1,0 +1,170 @@
+"""The student loop's commands: `m2t hint`, `watch`, `progress`, `reset`
+and `notebook` (registered on the `m2t` parser by `add_commands`).
+
+m2t hint 16 [--all | --reset]     the next hint of lesson 16's ladder
+m2t watch [16] [--poll]           regrade the lesson you edit on every save
+m2t progress                      done / in progress / not started, points
+m2t reset 16 [--yes]              back to the skeleton (a backup is kept)
+m2t notebook 16                   write notebooks/l16_*.ipynb
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def cmd_hint(args: argparse.Namespace) -> int:
+    from m2t import curriculum
+    from m2t import hints
+
+    lesson = curriculum.find(args.lesson)
+    if args.reset:
+        hints.reset(lesson)
+        print(
+            f"{lesson.tag}: hints locked again; `m2t hint {lesson.id}` "
+            "shows the first."
+        )
+        return 0
+    shown = hints.unlocked(lesson)
+    if lesson.hints and (not args.all or shown == 0):
+        shown = hints.unlock_next(lesson)
+    print(hints.render(lesson, shown, new=not args.all))
+    return 0
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    from m2t import watch
+    from m2t.cli import _quiet_native_stderr
+
+    with _quiet_native_stderr(True):
+        return watch.main(
+            args.lesson,
+            impl=args.impl,
+            interval=args.interval,
+            events=not args.poll,
+            max_grades=args.max_grades,
+            timeout=args.timeout,
+        )
+
+
+def cmd_progress(args: argparse.Namespace) -> int:
+    from graders import _impl
+    from m2t import grading
+    from m2t import progress
+
+    rows = progress.statuses(_impl.resolve(args.impl), grading.load_state())
+    print(progress.render(rows))
+    return 0
+
+
+def cmd_reset(args: argparse.Namespace) -> int:
+    from m2t import ROOT
+    from m2t import curriculum
+    from m2t import grading
+    from m2t import reset
+
+    lesson = curriculum.find(args.lesson)
+    if lesson.module == "questions":
+        raise ValueError(
+            "the answers file is reset with `m2t answers-template --force`"
+        )
+    path = ROOT / "lessons" / f"{lesson.module}.py"
+    text, origin = reset.skeleton(lesson)
+    shown = path.relative_to(ROOT)
+    if path.exists() and path.read_text(encoding="utf-8") == text:
+        print(f"{shown} is already the skeleton; nothing to do.")
+        return 0
+    if not args.yes:
+        print(
+            f"Replace {shown} with its skeleton ({origin})? Your version "
+            "is kept in .m2t/backups/. [y/N] ",
+            end="",
+            flush=True,
+        )
+        answer = sys.stdin.readline().strip().lower()
+        if answer not in ("y", "yes"):
+            print("nothing changed.")
+            return 1
+    kept = reset.backup(path) if path.exists() else None
+    reset.restore(lesson, text)
+    grading.save_state([grading.LessonResult(lesson, [])], "lessons")
+    if kept:
+        print(f"your version: {kept.relative_to(ROOT)}")
+    print(f"restored {shown} ({origin}).")
+    return 0
+
+
+def cmd_notebook(args: argparse.Namespace) -> int:
+    from m2t import ROOT
+    from m2t import curriculum
+    from m2t import notebooks
+
+    target = notebooks.write_ipynb(curriculum.find(args.lesson))
+    print(f"wrote {target.relative_to(ROOT)}; open it in Jupyter.")
+    return 0
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    """Register the student loop's subcommands on the `m2t` parser."""
+    hint = sub.add_parser(
+        "hint", help="the next hint of a lesson (idea, API, then shapes)"
+    )
+    hint.add_argument("lesson", help="e.g. 16, l16, l16_attention_scoring")
+    group = hint.add_mutually_exclusive_group()
+    group.add_argument(
+        "--all", action="store_true", help="every hint unlocked so far"
+    )
+    group.add_argument(
+        "--reset", action="store_true", help="lock the hints again"
+    )
+    hint.set_defaults(func=cmd_hint)
+
+    watch = sub.add_parser(
+        "watch", help="regrade the lesson you are editing on every save"
+    )
+    watch.add_argument(
+        "lesson", nargs="?", help="start here (default: first unfinished)"
+    )
+    watch.add_argument(
+        "--impl", default="lessons", help="lessons (default) or a folder"
+    )
+    watch.add_argument(
+        "--poll",
+        action="store_true",
+        help="poll modification times only (no file-system events)",
+    )
+    watch.add_argument(
+        "--interval",
+        type=float,
+        default=0.25,
+        help="seconds between polls (0.25)",
+    )
+    watch.add_argument(
+        "--max-grades",
+        type=int,
+        help="stop after this many completed grades (for scripts)",
+    )
+    watch.add_argument(
+        "--timeout", type=float, default=120.0, help="seconds per check"
+    )
+    watch.set_defaults(func=cmd_watch)
+
+    prog = sub.add_parser(
+        "progress", help="lessons done, in progress, not started; points"
+    )
+    prog.add_argument("--impl", default="lessons")
+    prog.set_defaults(func=cmd_progress)
+
+    rst = sub.add_parser(
+        "reset", help="restore a lesson's skeleton (keeps a backup)"
+    )
+    rst.add_argument("lesson")
+    rst.add_argument("--yes", action="store_true", help="do not ask")
+    rst.set_defaults(func=cmd_reset)
+
+    nb = sub.add_parser(
+        "notebook", help="write the lesson's .ipynb from notebooks/*.py"
+    )
+    nb.add_argument("lesson")
+    nb.set_defaults(func=cmd_notebook)

@@ -1,0 +1,372 @@
+"""`m2t watch`: regrade the lesson you are editing every time you save it.
+
+TensorFlow is imported once. A save re-executes only the edited module
+(`graders/_impl.py` reloads a file whose mtime changed) and reruns its
+grader in this process. The first failing check is printed the moment it
+is known; a new save during a run stops that run and starts the next. When
+a lesson passes, the next unfinished one is graded and becomes current.
+
+Saves are noticed by file-system events when `watchdog` is installed and
+by polling modification times otherwise; polling also runs beside the
+events as a backstop (some editors, network drives and containers never
+send them).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from m2t import ROOT
+from m2t import curriculum
+from m2t import grading
+from m2t import hints
+from m2t import progress
+
+BACKSTOP_S = 1.0
+"""With file events, still poll this often in case none arrive."""
+
+SETTLE_S = 0.05
+"""Editors write a file in several steps: wait this long for it to settle."""
+
+
+class Changes:
+    """The lesson files in a folder, and which of them changed."""
+
+    def __init__(
+        self, folder: Path, interval: float = 0.25, events: bool = True
+    ):
+        self.folder = folder
+        self.interval = interval
+        self.seen = self._scan()
+        self._wake = threading.Event()
+        self._observer = _observe(folder, self._wake) if events else None
+
+    @property
+    def using_events(self) -> bool:
+        return self._observer is not None
+
+    def _scan(self) -> dict[str, tuple[int, int]]:
+        stamps = {}
+        for path in self.folder.glob("l[0-9][0-9]_*.py"):
+            try:
+                st = path.stat()
+            except OSError:
+                continue  # deleted between glob and stat
+            stamps[path.name] = (st.st_mtime_ns, st.st_size)
+        return stamps
+
+    def pending(self) -> bool:
+        """Has a file changed since the last `poll` (without consuming)?"""
+        return self._scan() != self.seen
+
+    def poll(self) -> list[Path]:
+        """The files changed since the last call, most recent first."""
+        now = self._scan()
+        if now == self.seen:
+            return []
+        time.sleep(SETTLE_S)
+        now = self._scan()
+        changed = [n for n, stamp in now.items() if self.seen.get(n) != stamp]
+        self.seen = now
+        changed.sort(key=lambda n: now[n][0], reverse=True)
+        return [self.folder / n for n in changed]
+
+    def wait(self, timeout: float | None = None) -> list[Path]:
+        """Block until a file changes (or `timeout` seconds pass)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            if self._observer is not None:
+                self._wake.wait(BACKSTOP_S)
+                self._wake.clear()
+            else:
+                time.sleep(self.interval)
+            changed = self.poll()
+            if changed or (deadline and time.monotonic() > deadline):
+                return changed
+
+    def close(self) -> None:
+        if self._observer is not None:
+            self._observer.stop()
+            self._observer = None
+
+
+def _observe(folder: Path, wake: threading.Event):
+    """A watchdog observer that sets `wake` on any event in `folder`, or
+    None when watchdog is not installed or cannot watch here."""
+    try:
+        from watchdog.events import FileSystemEventHandler
+        from watchdog.observers import Observer
+    except ImportError:
+        return None
+
+    class _Wake(FileSystemEventHandler):
+        def on_any_event(self, event) -> None:
+            wake.set()
+
+    observer = Observer()
+    observer.daemon = True
+    try:
+        observer.schedule(_Wake(), str(folder), recursive=False)
+        observer.start()
+    except (OSError, RuntimeError):
+        return None
+    return observer
+
+
+class _StopOnSave:
+    """pytest plugin: end the run after the current check when a lesson
+    file was saved again, or when the student pressed Ctrl-C."""
+
+    def __init__(self, changes: Changes):
+        self.changes = changes
+        self.session = None
+        self.saved_again = False
+        self.interrupted = False
+
+    def pytest_sessionstart(self, session) -> None:
+        self.session = session
+
+    def pytest_runtest_logfinish(self, nodeid, location) -> None:
+        if self.session is not None and self.changes.pending():
+            self.saved_again = True
+            self.session.shouldstop = "a lesson file was saved again"
+
+    def pytest_keyboard_interrupt(self, excinfo) -> None:
+        self.interrupted = True
+
+
+_MARK = {"failed": "FAIL", "error": "ERROR", "not_started": "todo"}
+
+
+class Watch:
+    """The watch loop's state: which lessons, which is current, which pass.
+
+    Args:
+        folder: the student's lesson files (`lessons/` or an `--impl` DIR).
+        impl: what `grading.grade` grades (`lessons` saves the state).
+        out: where to print (a function like `print`; by default the
+            `sys.stdout` of when the watch started).
+        clear: clear the screen before each grade (on a terminal).
+    """
+
+    def __init__(
+        self,
+        folder: Path,
+        impl: str,
+        changes: Changes,
+        out: Callable[..., None] | None = None,
+        clear: bool = False,
+        timeout: float = 120.0,
+    ):
+        self.folder = folder
+        self.impl = impl
+        self.changes = changes
+        self.out = out or _printer(sys.stdout)
+        self.clear = clear
+        self.timeout = timeout
+        self.lessons = [
+            x
+            for x in curriculum.lessons()
+            if x.grader.exists() and (folder / f"{x.module}.py").exists()
+        ]
+        state = grading.load_state() if impl == "lessons" else {}
+        self.done = {
+            x.module
+            for x in self.lessons
+            if progress.status(x, folder, state).kind == "done"
+        }
+        self.grades = 0
+
+    def first_unfinished(
+        self, after: curriculum.Lesson | None = None
+    ) -> curriculum.Lesson | None:
+        """The next lesson not done, in course order (after `after`,
+        wrapping around), or None when every lesson passes."""
+        order = self.lessons
+        if after in order:
+            i = order.index(after)
+            order = order[i + 1 :] + order[: i + 1]
+        return next((x for x in order if x.module not in self.done), None)
+
+    def lesson_of(self, path: Path) -> curriculum.Lesson | None:
+        return next(
+            (x for x in self.lessons if f"{x.module}.py" == path.name), None
+        )
+
+    def grade(self, lesson: curriculum.Lesson) -> grading.LessonResult | None:
+        """Grade one lesson, streaming its first failing check; returns the
+        result, or None when the run was cut short by another save."""
+        if self.clear:
+            self.out("\033[2J\033[H", end="")
+        shown = self.folder / f"{lesson.module}.py"
+        if shown.is_relative_to(ROOT):
+            shown = shown.relative_to(ROOT)
+        self.out(f"\n== {lesson.tag} {lesson.title} ({shown})")
+        start = time.perf_counter()
+        first: list[grading.Check] = []
+
+        def on_check(check: grading.Check) -> None:
+            if check.status == "passed" or first:
+                return
+            first.append(check)
+            self.out(_describe(check, time.perf_counter() - start))
+
+        stop = _StopOnSave(self.changes)
+        _fresh_keras()
+        try:
+            (result,) = grading.grade(
+                [lesson],
+                impl=self.impl,
+                timeout=self.timeout,
+                on_check=on_check,
+                plugins=[stop],
+            )
+        except RuntimeError as exc:  # the grader itself could not run
+            self.out(f"  [ERROR] {exc}")
+            self.grades += 1
+            return grading.LessonResult(lesson, [])
+        seconds = time.perf_counter() - start
+        if stop.interrupted:
+            raise KeyboardInterrupt
+        if stop.saved_again:
+            self.out("   (saved again: regrading)")
+            return None
+        self.grades += 1
+        grading.save_state([result], self.impl)
+        total = len(result.checks)
+        if result.status == "passed":
+            self.done.add(lesson.module)
+            self.out(
+                f"  ok  {lesson.tag} passes: {total}/{total} checks, "
+                f"{result.score:g}/{result.max_score:g} points "
+                f"({seconds:.1f}s)"
+            )
+        else:
+            self.done.discard(lesson.module)
+            self.out(
+                f"  {lesson.tag}: {result.passed}/{total} checks pass, "
+                f"{result.score:g}/{result.max_score:g} points "
+                f"({seconds:.1f}s)."
+            )
+            left = len(lesson.hints) - hints.unlocked(lesson)
+            if left > 0:
+                self.out(f"  stuck? `m2t hint {lesson.id}` ({left} left)")
+        return result
+
+    def footer(self) -> None:
+        n = len(self.lessons)
+        width = 30
+        filled = round(width * len(self.done) / n)
+        where = self.folder
+        if where.is_relative_to(ROOT):
+            where = where.relative_to(ROOT)
+        self.out(
+            f"\nprogress [{'#' * filled}{'-' * (width - filled)}] "
+            f"{len(self.done)}/{n} lessons pass. Watching {where}/ for "
+            "saves (Ctrl-C to stop)."
+        )
+
+    def run(
+        self,
+        start: curriculum.Lesson | None = None,
+        max_grades: int | None = None,
+    ) -> int:
+        """Grade, then regrade on every save until Ctrl-C (or until
+        `max_grades` completed grades, for tests)."""
+        if not self.lessons:
+            self.out(f"no gradable lesson files in {self.folder}")
+            return 1
+        if start is not None and start not in self.lessons:
+            raise ValueError(
+                f"{start.tag}: no lesson file or no grader for it yet"
+            )
+        current = start or self.first_unfinished()
+        if current is None:
+            self.out("Every lesson passes. Well done!")
+            current = self.lessons[-1]
+
+        def limit() -> bool:
+            return max_grades is not None and self.grades >= max_grades
+
+        pending = [current]
+        while True:
+            while pending and not limit():
+                lesson = pending.pop(0)
+                result = self.grade(lesson)
+                if result is None:  # saved again mid-run
+                    break
+                if result.status == "passed":
+                    following = self.first_unfinished(after=lesson)
+                    if following is None:
+                        self.out("\nEvery lesson passes. Well done!")
+                    elif following is not lesson:
+                        self.out(f"\nnext: {following.tag} {following.title}")
+                        pending = [following]
+            if limit():
+                return 0
+            self.footer()
+            while True:
+                changed = self.changes.wait()
+                edited = [self.lesson_of(p) for p in changed]
+                edited = [x for x in edited if x is not None]
+                if edited:
+                    break
+            pending = [edited[0]]
+
+
+def _printer(stream) -> Callable[..., None]:
+    """`print` to `stream`, flushed: bound now, because the grading runner
+    redirects `sys.stdout` while the checks run."""
+
+    def out(*args, **kwargs) -> None:
+        print(*args, **kwargs, file=stream, flush=True)
+
+    return out
+
+
+def _describe(check: grading.Check, seconds: float) -> str:
+    mark = _MARK.get(check.status, check.status)
+    lines = check.message.splitlines() or [check.status]
+    if check.status == "not_started":
+        return f"  [{mark}] {lines[0]}"
+    body = "\n      ".join(lines[:8])
+    return f"  [{mark}] {check.name} ({seconds:.1f}s): {body}"
+
+
+def _fresh_keras() -> None:
+    """Reset Keras's global state (layer-name counters, the graph) between
+    runs, so a regrade behaves as the first grade did."""
+    keras = sys.modules.get("keras")
+    if keras is not None:
+        keras.backend.clear_session()
+
+
+def main(
+    start: str | None = None,
+    impl: str = "lessons",
+    interval: float = 0.25,
+    events: bool = True,
+    max_grades: int | None = None,
+    timeout: float = 120.0,
+) -> int:
+    """`m2t watch`: see the module docstring."""
+    from graders import _impl
+
+    folder = _impl.resolve(impl)
+    lesson = curriculum.find(start) if start else None
+    changes = Changes(folder, interval=interval, events=events)
+    clear = sys.stdout.isatty() and not os.environ.get("M2T_NO_CLEAR")
+
+    watch = Watch(folder, impl, changes, clear=clear, timeout=timeout)
+    try:
+        return watch.run(lesson, max_grades=max_grades)
+    except KeyboardInterrupt:
+        watch.out("\nstopped; `m2t progress` shows where you are.")
+        return 0
+    finally:
+        changes.close()

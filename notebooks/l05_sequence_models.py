@@ -1,0 +1,77 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Lesson 05: sequence models (序列模型)
+#
+# This notebook runs **your** `lessons/l05_sequence_models.py` (reloaded
+# after each save); the last cell grades it like `m2t grade 05`.
+#
+# An autoregressive model predicts `x_t` from the `tau` values before it.
+# One step ahead it does well; fed its own predictions, errors compound.
+
+# %%
+import matplotlib.pyplot as plt
+import numpy as np
+
+import datasets
+from m2t import notebooks
+
+m = notebooks.load("05")
+time, x = datasets.noisy_sine(T=1000)
+tau = 4
+
+# %%
+plt.figure(figsize=(6, 2.6))
+plt.plot(time, x)
+plt.xlabel("time")
+plt.ylabel("x")
+plt.show()
+
+# %% [markdown]
+# ## Lagged features
+#
+# Row `j` holds `x[j], ..., x[j + tau - 1]`; its label is `x[j + tau]`.
+
+# %%
+with notebooks.attempt("lagged_features"):
+    features, labels = m.lagged_features(x, tau)
+    print(features.shape, labels.shape)
+    print(features[:2], labels[:2])
+
+# %% [markdown]
+# ## Training, then k-step-ahead prediction
+
+# %%
+with notebooks.attempt("train_autoregressive_mlp"):
+    epochs = 1 if notebooks.short() else 5
+    model, losses = m.train_autoregressive_mlp(x, tau, epochs=epochs)
+    print("training loss per epoch:", np.round(losses, 4))
+
+# %%
+with notebooks.attempt("k_step_predict"):
+    steps = (1, 4, 16, 64)
+    plt.figure(figsize=(7, 3))
+    plt.plot(time, x, color="lightgrey", label="data")
+    for k in steps:
+        pred = m.k_step_predict(model, x, tau, k)
+        plt.plot(time[tau + k - 1 :], pred, label=f"{k}-step")
+    plt.xlabel("time")
+    plt.legend(ncol=5, fontsize=8)
+    plt.show()
+
+# %% [markdown]
+# ## Grade
+
+# %%
+result = notebooks.grade("05")

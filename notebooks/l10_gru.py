@@ -1,0 +1,90 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Lesson 10: gated recurrent units (门控循环单元)
+#
+# This notebook runs **your** `lessons/l10_gru.py` (reloaded after each
+# save); the last cell grades it like `m2t grade 10`.
+#
+# The update gate (更新门) `z` decides how much of the old state to keep,
+# the reset gate (重置门) `r` how much of it feeds the candidate state:
+# `h = z * h_prev + (1 - z) * h_cand`.
+
+# %%
+import keras
+import matplotlib.pyplot as plt
+import numpy as np
+
+from m2t import notebooks
+
+m = notebooks.load("10")
+rng = np.random.default_rng(0)
+B, T, D, U = 1, 40, 3, 8
+
+# %% [markdown]
+# ## The same numbers as Keras's GRU
+#
+# Copy the weights into `keras.layers.GRU(reset_after=False)` (same
+# `[z | r | h]` layout) and compare the hidden states step by step.
+
+# %%
+with notebooks.attempt("GRUCell"):
+    keras.utils.set_random_seed(0)
+    x = rng.standard_normal((B, T, D)).astype("float32")
+    ours = keras.layers.RNN(m.GRUCell(U), return_sequences=True)
+    ref = keras.layers.GRU(U, reset_after=False, return_sequences=True)
+    h_ours, h_ref = ours(x), ref(x)
+    ref.set_weights(ours.get_weights())
+    h_ours, h_ref = np.asarray(ours(x)), np.asarray(ref(x))
+    print("max |ours - keras| =", float(np.abs(h_ours - h_ref).max()))
+    notebooks.heatmaps(
+        h_ours[0].T,
+        xlabel="time step",
+        ylabel="hidden unit",
+        cmap="coolwarm",
+        figsize=(7, 2.8),
+    )
+    plt.show()
+
+# %% [markdown]
+# ## Memory
+#
+# One pulse at step 5, zeros after it: the gates let the state decay
+# slowly instead of vanishing at once. A larger update-gate bias keeps the
+# memory longer.
+
+# %%
+with notebooks.attempt("GRUCell"):
+    pulse = np.zeros((1, T, D), "float32")
+    pulse[0, 5] = 3.0
+    plt.figure(figsize=(6, 3))
+    for bias in (0.0, 2.0):
+        layer = keras.layers.RNN(m.GRUCell(U), return_sequences=True)
+        layer(pulse)
+        kernel, recurrent, b = layer.get_weights()
+        b[:U] = bias  # the update gate's block [z | r | h]
+        layer.set_weights([kernel, recurrent, b])
+        h = np.asarray(layer(pulse))[0]
+        plt.plot(np.linalg.norm(h, axis=1), label=f"z bias {bias:g}")
+    plt.axvline(5, color="grey", lw=0.8)
+    plt.xlabel("time step")
+    plt.ylabel("|h_t|")
+    plt.legend()
+    plt.show()
+
+# %% [markdown]
+# ## Grade
+
+# %%
+result = notebooks.grade("10")

@@ -1,0 +1,116 @@
+"""One training step, shared by `model.fit` and the multi-worker loop.
+
+Every pipeline yields `(x, y, w)`: inputs, targets and a weight per loss
+element, where the weights of one *global* batch sum to 1 (e.g. 1/B per
+image; 1/N per valid token, N the valid tokens of the whole global batch,
+0 at padding). A replica's loss is then `sum(loss_i * w_i)` over its share
+of the batch, and the sum over replicas (which is what the optimizer does
+with the replicas' gradients) is exactly the global mean. This is
+`tf.nn.compute_average_loss` generalised to token-weighted losses, and it
+needs no collective op in the step: the split of a batch across replicas
+or workers changes nothing but float rounding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import keras
+import tensorflow as tf
+
+
+class Trainer(keras.Model):
+    """A model wrapped with its loss, so `fit` and our loop run one step.
+
+    Args:
+        net: the reference model (a `keras.layers.Layer` or `Model`) that
+            maps `x` to predictions.
+        loss_fn: `(y, y_pred) -> per-element losses`, float32, the shape of
+            the weights `w` (e.g. `(B,)` images, `(B, T)` tokens).
+        correct_fn: optional `(y, y_pred) -> per-element 0/1`, the shape of
+            `w`; tracked as "accuracy".
+        clip: clip the gradient to this global L2 norm (d2l's
+            `grad_clipping`), computed over the whole global batch.
+        unit: what one loss element is ("images", "tokens", "examples");
+            a metric of that name counts them, for throughput.
+    """
+
+    def __init__(
+        self,
+        net: keras.layers.Layer,
+        loss_fn: Callable,
+        correct_fn: Callable | None = None,
+        clip: float | None = None,
+        unit: str = "examples",
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self.net = net
+        self.loss_fn = loss_fn
+        self.correct_fn = correct_fn
+        self.clip = clip
+        self.unit = unit
+        self.loss_tracker = keras.metrics.Mean(name="loss")
+        self.accuracy_tracker = (
+            keras.metrics.Mean(name="accuracy") if correct_fn else None
+        )
+        self.unit_counter = keras.metrics.Sum(name=unit)
+
+    def call(self, inputs, training=None):
+        return self.net(inputs, training=training)
+
+    @property
+    def metrics(self):
+        trackers = [self.loss_tracker, self.accuracy_tracker, self.unit_counter]
+        return [m for m in trackers if m is not None]
+
+    def update(self, data) -> None:
+        """One replica's step on its share `(x, y, w)` of a global batch."""
+        x, y, w = data
+        with tf.GradientTape() as tape:
+            y_pred = self(x, training=True)
+            per_element = self.loss_fn(y, y_pred)
+            loss = tf.reduce_sum(per_element * w)  # this replica's share
+            scaled = self.optimizer.scale_loss(loss)  # mixed float16
+        variables = self.trainable_variables
+        grads = tape.gradient(scaled, variables)
+        if self.clip:
+            grads = self._clip(grads)
+        self.optimizer.apply(grads, variables)
+        self._track(y, y_pred, per_element, w)
+
+    def _clip(self, grads):
+        # Keras optimizers clip each replica's gradient before summing the
+        # replicas, which is not d2l's clipping of the whole gradient. So
+        # sum here, clip, and hand each replica 1/R of the result: the
+        # optimizer's own sum gives back the clipped whole. The gradients
+        # are loss-scaled under mixed float16; clipping commutes with the
+        # scale, so the threshold is scaled too.
+        context = tf.distribute.get_replica_context()
+        replicas = context.num_replicas_in_sync if context else 1
+        if replicas > 1:
+            grads = context.all_reduce(tf.distribute.ReduceOp.SUM, grads)
+        scale = tf.cast(self.optimizer.scale_loss(1.0), tf.float32)
+        grads, _ = tf.clip_by_global_norm(grads, self.clip * scale)
+        if replicas > 1:
+            grads = [g / replicas for g in grads]
+        return grads
+
+    def _track(self, y, y_pred, per_element, w) -> None:
+        self.loss_tracker.update_state(per_element, sample_weight=w)
+        if self.accuracy_tracker is not None:
+            correct = self.correct_fn(y, y_pred)
+            self.accuracy_tracker.update_state(correct, sample_weight=w)
+        self.unit_counter.update_state(
+            tf.math.count_nonzero(w, dtype="float32")
+        )
+
+    def train_step(self, data):
+        self.update(data)
+        return {m.name: m.result() for m in self.metrics}
+
+    def test_step(self, data):
+        x, y, w = data
+        y_pred = self(x, training=False)
+        self._track(y, y_pred, self.loss_fn(y, y_pred), w)
+        return {m.name: m.result() for m in self.metrics}

@@ -1,0 +1,177 @@
+"""Which `tf.distribute` strategy a run uses, and what follows from it.
+
+    auto        a TPU when one is found, else MultiWorkerMirroredStrategy
+                when TF_CONFIG names a cluster of several tasks, else
+                MirroredStrategy over several GPUs, else the default
+                (one device, no distribution)
+    default     one device (the default strategy)
+    mirrored    MirroredStrategy over every GPU, or, with no GPU, over every
+                logical CPU device (as the tests split one CPU in two)
+    multiworker MultiWorkerMirroredStrategy from TF_CONFIG
+    tpu         TPUStrategy (a Cloud TPU VM, Colab, or $TPU_NAME)
+
+Create the strategy before anything else touches TensorFlow's devices:
+the multi-worker strategy configures the cluster at start-up.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+
+import tensorflow as tf
+
+STRATEGIES = ("auto", "default", "mirrored", "multiworker", "tpu")
+
+
+@dataclass
+class Placement:
+    """A strategy and what the run needs to know about it.
+
+    Attributes:
+        strategy: the `tf.distribute.Strategy`.
+        kind: "default", "mirrored", "multiworker" or "tpu".
+        replicas: `strategy.num_replicas_in_sync`; the global batch is
+            split into this many equal parts.
+        devices: where the replicas run, e.g. ["/cpu:0", "/cpu:1"].
+        workers: number of worker processes (1 unless multiworker).
+        task: this process's (type, index), e.g. ("worker", 1); None alone.
+        is_chief: this process writes the report, plots and logs.
+        accelerator: "tpu", "gpu" or "cpu".
+    """
+
+    strategy: tf.distribute.Strategy
+    kind: str
+    replicas: int
+    devices: list[str]
+    workers: int = 1
+    task: tuple[str, int] | None = None
+    is_chief: bool = True
+    accelerator: str = "cpu"
+
+    def describe(self) -> str:
+        where = ", ".join(self.devices)
+        text = f"{self.kind}: {self.replicas} replica(s) on {where}"
+        if self.workers > 1:
+            kind, index = self.task
+            text += f"; {self.workers} workers, this is {kind} {index}"
+        return text
+
+
+def cluster_from_env() -> dict | None:
+    """TF_CONFIG's cluster when it names more than one task, else None."""
+    raw = os.environ.get("TF_CONFIG")
+    if not raw:
+        return None
+    config = json.loads(raw)
+    cluster = config.get("cluster", {})
+    tasks = sum(len(v) for k, v in cluster.items() if k in ("chief", "worker"))
+    return config if tasks > 1 else None
+
+
+def tpu_is_likely() -> bool:
+    """Cheap signs of a TPU, so `auto` never probes a network otherwise."""
+    return bool(
+        os.environ.get("TPU_NAME")
+        or os.environ.get("COLAB_TPU_ADDR")
+        or os.path.exists("/dev/accel0")
+        or os.path.exists("/dev/vfio/0")
+    )
+
+
+def choose(name: str = "auto") -> Placement:
+    """Make the strategy `name` (one of STRATEGIES) and describe it."""
+    if name not in STRATEGIES:
+        raise ValueError(
+            f"`strategy` must be one of {STRATEGIES}, got {name!r}"
+        )
+    if name == "tpu" or (name == "auto" and tpu_is_likely()):
+        try:
+            return _tpu()
+        except (ValueError, RuntimeError, tf.errors.OpError) as exc:
+            if name == "tpu":
+                raise ValueError(f"no TPU found ({exc})") from exc
+    if name == "multiworker" or (name == "auto" and cluster_from_env()):
+        return _multiworker()
+    gpus = tf.config.list_logical_devices("GPU")
+    if name == "mirrored" or (name == "auto" and len(gpus) > 1):
+        devices = [d.name for d in gpus] or [
+            d.name for d in tf.config.list_logical_devices("CPU")
+        ]
+        strategy = tf.distribute.MirroredStrategy(devices=devices)
+        return Placement(
+            strategy,
+            "mirrored",
+            strategy.num_replicas_in_sync,
+            devices,
+            accelerator="gpu" if gpus else "cpu",
+        )
+    device = gpus[0].name if gpus else "/cpu:0"
+    return Placement(
+        tf.distribute.get_strategy(),
+        "default",
+        1,
+        [device],
+        accelerator="gpu" if gpus else "cpu",
+    )
+
+
+def _tpu() -> Placement:
+    resolver = tf.distribute.cluster_resolver.TPUClusterResolver(
+        tpu=os.environ.get("TPU_NAME", "")
+    )
+    tf.config.experimental_connect_to_cluster(resolver)
+    tf.tpu.experimental.initialize_tpu_system(resolver)
+    strategy = tf.distribute.TPUStrategy(resolver)
+    devices = [d.name for d in tf.config.list_logical_devices("TPU")]
+    return Placement(
+        strategy,
+        "tpu",
+        strategy.num_replicas_in_sync,
+        devices,
+        accelerator="tpu",
+    )
+
+
+def _multiworker() -> Placement:
+    config = cluster_from_env()
+    if config is None:
+        raise ValueError(
+            "--strategy multiworker needs TF_CONFIG naming a cluster of "
+            'several tasks, e.g. {"cluster": {"worker": ["host1:12345", '
+            '"host2:12345"]}, "task": {"type": "worker", "index": 0}}'
+        )
+    strategy = tf.distribute.MultiWorkerMirroredStrategy()
+    resolver = strategy.cluster_resolver
+    kind, index = resolver.task_type, int(resolver.task_id)
+    cluster = config["cluster"]
+    # The chief is task "chief" when there is one, else worker 0.
+    is_chief = kind == "chief" or (kind == "worker" and index == 0)
+    if "chief" in cluster and kind == "worker":
+        is_chief = False
+    workers = len(cluster.get("chief", [])) + len(cluster.get("worker", []))
+    gpus = tf.config.list_logical_devices("GPU")
+    devices = [d.name for d in gpus] or ["/cpu:0"]
+    return Placement(
+        strategy,
+        "multiworker",
+        strategy.num_replicas_in_sync,
+        devices,
+        workers=workers,
+        task=(kind, index),
+        is_chief=is_chief,
+        accelerator="gpu" if gpus else "cpu",
+    )
+
+
+def jit_default(placement: Placement) -> bool:
+    """XLA pays on accelerators; on CPU it was slower for most models."""
+    return placement.accelerator in ("gpu", "tpu")
+
+
+def mixed_policy(placement: Placement) -> str:
+    """bfloat16 on TPU (no loss scaling needed), float16 elsewhere."""
+    if placement.accelerator == "tpu":
+        return "mixed_bfloat16"
+    return "mixed_float16"

@@ -1,0 +1,363 @@
+"""The student loop as a student meets it: `m2t hint`, `watch`, `progress`,
+`reset`, in a scratch copy of the repository (its own lessons/ and .m2t/),
+through real subprocesses and real file saves."""
+
+import ast
+import json
+import os
+import queue
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import pytest
+
+from m2t import ROOT
+from m2t import curriculum
+from m2t import make_lessons
+
+COPIED = ("m2t", "graders", "lessons", "solutions", "datasets", "notebooks")
+ENV = {
+    **os.environ,
+    "TF_CPP_MIN_LOG_LEVEL": "3",
+    "PYTHONHASHSEED": "0",
+    "M2T_NO_CLEAR": "1",
+}
+L16 = curriculum.find("16")
+
+
+@pytest.fixture
+def repo(tmp_path):
+    """A scratch copy of the repository: `python -m m2t.cli` run there
+    imports its m2t, so ROOT, lessons/ and .m2t/ are the copy's."""
+    ignore = shutil.ignore_patterns("__pycache__", "*.ipynb")
+    for name in COPIED:
+        if (ROOT / name).is_dir():
+            shutil.copytree(ROOT / name, tmp_path / name, ignore=ignore)
+    for name in ("curriculum.toml", "pyproject.toml"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    skeleton = make_lessons.cut(
+        (ROOT / "solutions" / f"{L16.module}.py").read_text(),
+        f"{L16.module}.py",
+    )
+    (tmp_path / "lessons" / f"{L16.module}.py").write_text(skeleton)
+    return tmp_path
+
+
+def m2t_in(repo, *args, stdin="", timeout=900):
+    return subprocess.run(
+        [sys.executable, "-m", "m2t.cli", *args],
+        cwd=repo,
+        env=ENV,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+# ------------------------------------------------------------------ hints
+def test_hint_ladder_one_rung_at_a_time(repo):
+    ladder = L16.hints
+    assert len(ladder) >= 2
+    first = m2t_in(repo, "hint", "16")
+    assert first.returncode == 0, first.stderr
+    assert f"1/{len(ladder)}" in first.stdout
+    assert f"2/{len(ladder)}" not in first.stdout
+    assert "Your next TODO: lessons/l16_attention_scoring.py:" in first.stdout
+    second = m2t_in(repo, "hint", "l16")
+    assert f"2/{len(ladder)}" in second.stdout
+    assert f"1/{len(ladder)}" not in second.stdout
+    state = json.loads((repo / ".m2t" / "hints.json").read_text())
+    assert state == {L16.module: 2}
+    unlocked = m2t_in(repo, "hint", "16", "--all").stdout
+    assert f"1/{len(ladder)}" in unlocked and f"2/{len(ladder)}" in unlocked
+    assert f"3/{len(ladder)}" not in unlocked
+    for _ in ladder:
+        last = m2t_in(repo, "hint", "16").stdout
+    assert f"{len(ladder)}/{len(ladder)}" in last
+    assert "That was the last hint" in last
+    m2t_in(repo, "hint", "16", "--reset")
+    again = m2t_in(repo, "hint", "16").stdout
+    assert f"1/{len(ladder)}" in again
+
+
+def test_hint_starts_fast_without_tensorflow(repo):
+    code = (
+        "import sys; from m2t.cli import main; main(['hint', '16']); "
+        "assert 'tensorflow' not in sys.modules, 'hint imported TensorFlow'"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=repo,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+
+
+def _solution_statements(path):
+    """Each assignment or return inside a solution region, as one line."""
+    regions, current = [], None
+    for line in path.read_text().splitlines():
+        if line.strip() == make_lessons.BEGIN:
+            current = []
+        elif line.strip() == make_lessons.END:
+            regions.append(textwrap.dedent("\n".join(current)))
+            current = None
+        elif current is not None:
+            current.append(line)
+    for region in regions:
+        try:
+            tree = ast.parse(region)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if not isinstance(node, (ast.Assign, ast.AugAssign, ast.Return)):
+                continue
+            computes = any(  # math, not just passing names along
+                isinstance(n, (ast.Call, ast.BinOp, ast.Compare))
+                for n in ast.walk(node)
+            )
+            if computes:
+                yield " ".join(ast.unparse(node).split())
+
+
+@pytest.mark.parametrize(
+    "lesson",
+    [x for x in curriculum.lessons() if x.hints and x.module != "questions"],
+    ids=lambda x: x.tag,
+)
+def test_hints_never_give_the_solution_away(lesson):
+    solution = ROOT / "solutions" / f"{lesson.module}.py"
+    if not solution.exists():
+        pytest.skip(f"no solutions/{lesson.module}.py yet")
+    text = " ".join(" ".join(lesson.hints).split())
+    for statement in _solution_statements(solution):
+        if len(statement) >= 30:  # long enough to be an answer
+            assert statement not in text, f"{lesson.tag} hints hold it"
+
+
+# --------------------------------------------------------------- progress
+def _state(repo, **lessons):
+    path = repo / ".m2t" / "state.json"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(json.dumps(lessons))
+
+
+def test_progress_counts_and_list_agree(repo):
+    graded = [
+        x
+        for x in curriculum.graded()
+        if (ROOT / "lessons" / f"{x.module}.py").exists()
+    ]
+    done, going = graded[0], graded[1]
+    when = time.time() + 60  # graded after the files were written
+    _state(
+        repo,
+        **{
+            done.module: dict(
+                status="passed",
+                passed=3,
+                checks=3,
+                score=5.0,
+                max_score=5.0,
+                time=when,
+            ),
+            going.module: dict(
+                status="failed",
+                passed=1,
+                checks=4,
+                score=2.0,
+                max_score=6.0,
+                time=when,
+            ),
+        },
+    )
+    result = m2t_in(repo, "progress")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    first = out.splitlines()[0]
+    assert first.startswith("progress [#")
+    assert f"1/{len(curriculum.lessons())} done, 1 in progress" in first
+    assert "points   7/11" in out
+    rows = {
+        line.split()[0]: line for line in out.splitlines() if line[:1] == "l"
+    }
+    assert "done" in rows[done.tag] and "3/3" in rows[done.tag]
+    assert "in progress" in rows[going.tag] and "2/6" in rows[going.tag]
+    listed = m2t_in(repo, "list").stdout
+    status = {line.split()[0]: line for line in listed.splitlines()}
+    assert status[done.tag].endswith("done (5/5)")
+    assert status[going.tag].endswith("in progress (1/4 checks)")
+
+
+# ------------------------------------------------------------------ reset
+def test_reset_asks_first_and_keeps_a_backup(repo):
+    path = repo / "lessons" / f"{L16.module}.py"
+    skeleton = path.read_text()
+    mine = skeleton.replace("raise NotImplementedError", "return 0  # mine", 1)
+    path.write_text(mine)
+    refused = m2t_in(repo, "reset", "16", stdin="n\n")
+    assert refused.returncode == 1 and "nothing changed" in refused.stdout
+    assert path.read_text() == mine
+    agreed = m2t_in(repo, "reset", "16", stdin="y\n")
+    assert agreed.returncode == 0, agreed.stderr
+    assert path.read_text() == skeleton
+    (backup,) = (repo / ".m2t" / "backups").glob(f"{L16.module}-*.py")
+    assert backup.read_text() == mine
+    again = m2t_in(repo, "reset", "16", "--yes")
+    assert "already the skeleton" in again.stdout
+
+
+def test_reset_in_the_student_edition_uses_the_pristine_copy(repo):
+    from m2t import reset
+
+    reset.write_skeletons(repo / "solutions", repo / ".m2t" / "skeletons")
+    shutil.rmtree(repo / "solutions")
+    path = repo / "lessons" / f"{L16.module}.py"
+    skeleton = path.read_text()
+    path.write_text(skeleton + "\nx = 1\n")
+    result = m2t_in(repo, "reset", "16", "--yes")
+    assert result.returncode == 0, result.stderr
+    assert ".m2t/skeletons/" in result.stdout
+    assert path.read_text() == skeleton
+    (repo / ".m2t" / "skeletons" / f"{L16.module}.py").unlink()
+    missing = m2t_in(repo, "reset", "16", "--yes")
+    assert missing.returncode == 2 and "no skeleton" in missing.stderr
+
+
+# ------------------------------------------------------------------ watch
+@pytest.mark.parametrize("events", [True, False], ids=["events", "polling"])
+def test_changes_notice_a_save(tmp_path, events):
+    from m2t.watch import Changes
+
+    path = tmp_path / "l16_attention_scoring.py"
+    path.write_text("x = 1\n")
+    other = tmp_path / "l10_gru.py"
+    other.write_text("y = 1\n")
+    changes = Changes(tmp_path, interval=0.05, events=events)
+    try:
+        if events:
+            pytest.importorskip("watchdog")
+            assert changes.using_events
+        assert changes.wait(timeout=0.3) == []
+        saver = threading.Timer(0.2, path.write_text, ("x = 2\n",))
+        saver.start()
+        start = time.monotonic()
+        assert changes.wait(timeout=10) == [path]
+        assert time.monotonic() - start < 5
+        assert not changes.pending()
+    finally:
+        changes.close()
+
+
+class _Reader:
+    def __init__(self, stream):
+        self.lines = queue.Queue()
+        self.seen = []
+        threading.Thread(target=self._read, args=(stream,), daemon=True).start()
+
+    def _read(self, stream):
+        for line in stream:
+            self.lines.put(line.rstrip("\n"))
+        self.lines.put(None)
+
+    def until(self, text, timeout=600):
+        deadline = time.monotonic() + timeout
+        while True:
+            line = self.lines.get(timeout=max(deadline - time.monotonic(), 1))
+            if line is None:
+                raise AssertionError(
+                    f"watch ended before {text!r}:\n" + "\n".join(self.seen)
+                )
+            self.seen.append(line)
+            if text in line:
+                return line
+
+
+def test_scripted_session_watch_pass_move_on_progress_reset(repo):
+    """Start on the skeleton, save the solution, see it pass and the watch
+    move on; then progress shows it done and reset puts it back."""
+    path = repo / "lessons" / f"{L16.module}.py"
+    skeleton = path.read_text()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "m2t.cli", "watch", "16", "--max-grades", "3"],
+        cwd=repo,
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    out = _Reader(proc.stdout)
+    try:
+        out.until("== l16 Attention scoring functions")
+        assert "not started (TODO at lessons/l16_attention_scoring.py:" in (
+            out.until("[todo]")
+        )
+        out.until("Watching")
+        solution = (ROOT / "solutions" / f"{L16.module}.py").read_text()
+        path.write_text(solution)  # the student saves
+        out.until("== l16 Attention scoring functions")
+        passed = out.until("ok  l16 passes")
+        assert re.search(r" (\d+)/\1 checks, ([\d.]+)/\2 points", passed)
+        following = out.until("next: l")
+        tag = following.split()[1]
+        out.until(f"== {tag} ")
+        assert proc.wait(timeout=600) == 0, proc.stderr.read()
+    finally:
+        proc.kill()
+    transcript = "\n".join(out.seen)
+    assert "Traceback" not in transcript
+    noise = proc.stderr.read()  # TensorFlow's C++ start-up lines: hidden
+    assert "absl" not in noise and "cuda" not in noise, noise
+
+    progress = m2t_in(repo, "progress").stdout
+    row = next(x for x in progress.splitlines() if x.startswith("l16 "))
+    assert " done " in row, progress
+    listed = m2t_in(repo, "list").stdout
+    assert "done (" in next(x for x in listed.splitlines() if x[:4] == "l16 ")
+
+    reset = m2t_in(repo, "reset", "16", "--yes")
+    assert reset.returncode == 0, reset.stderr
+    assert path.read_text() == skeleton
+    (backup,) = (repo / ".m2t" / "backups").glob(f"{L16.module}-*.py")
+    assert backup.read_text() == solution
+    row = next(
+        x
+        for x in m2t_in(repo, "progress").stdout.splitlines()
+        if x[:4] == "l16 "
+    )
+    assert "not started" in row
+
+
+def test_in_process_regrades_see_each_save_and_agree(tmp_path):
+    """What `m2t watch` relies on: pytest run again in one process grades
+    the file as saved now, and the same file grades the same way."""
+    from m2t import grading
+    from m2t import mutants
+
+    solution = (ROOT / "solutions" / f"{L16.module}.py").read_text()
+    skeleton = make_lessons.cut(solution, f"{L16.module}.py")
+    name, edits = next(iter(mutants.catalogue(L16.module).items()))
+    path = tmp_path / f"{L16.module}.py"
+    path.write_text(skeleton)
+    (untouched,) = grading.grade([L16], impl=str(tmp_path))
+    assert untouched.status == "not_started"
+    path.write_text(mutants.mutate(solution, edits, name))
+    (wrong,) = grading.grade([L16], impl=str(tmp_path))
+    assert wrong.status == "failed"
+    assert f"Likely mistake [{name}]" in "".join(
+        c.message for c in wrong.checks
+    )
+    path.write_text(skeleton + "\n# saved again\n")
+    (again,) = grading.grade([L16], impl=str(tmp_path))
+    assert [(c.name, c.status, c.message) for c in again.checks] == [
+        (c.name, c.status, c.message) for c in untouched.checks
+    ]
