@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from m2t import ROOT
+from m2t import reset
 from m2t.make_lessons import BEGIN
 from m2t.make_lessons import END
 
@@ -102,6 +103,12 @@ def build(out: Path) -> list[str]:
     workflow = out / ".github" / "workflows" / "grade.yml"
     workflow.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy2(ROOT / "m2t" / "templates" / "classroom.yml", workflow)
+    # pristine skeletons for `m2t reset` (the edition has no generator input)
+    reset.write_skeletons(ROOT / "solutions", out / ".m2t" / "skeletons")
+    ignore = out / ".gitignore"
+    lines = ignore.read_text().splitlines() if ignore.exists() else []
+    lines = [x for x in lines if x.strip() not in (".m2t/", "/.m2t/")]
+    ignore.write_text("\n".join([*lines, "/.m2t/*", "!/.m2t/skeletons/", ""]))
     return scan(out)
 
 
@@ -219,11 +226,16 @@ def _solution_bodies(
         tree = ast.parse(text)
     except SyntaxError:
         return ["does not parse: cannot prove it holds no solution"]
+    by_first: dict[str, list[tuple[str, list[str]]]] = {}
+    for where, (_, dump) in regions.items():
+        stmts = dump.split("\n")
+        by_first.setdefault(stmts[0], []).append((where, stmts))
     found = []
     for body in _bodies(tree):
-        for where, (n, dump) in regions.items():
-            for i in range(len(body) - n + 1):
-                if _dump(body[i : i + n]) == dump:
+        dumps = [ast.dump(s, include_attributes=False) for s in body]
+        for i, first in enumerate(dumps):
+            for where, stmts in by_first.get(first, ()):
+                if dumps[i : i + len(stmts)] == stmts:
                     found.append(
                         f"line {body[i].lineno} holds the body of the "
                         f"solution region at solutions/{where}"

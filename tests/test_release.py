@@ -31,6 +31,11 @@ def test_edition_holds_the_student_files_and_nothing_of_the_instructor(edition):
         in (edition / ".github/workflows/grade.yml").read_text()
     )
     assert "student edition" in (edition / "README.md").read_text()
+    skeleton = (edition / "lessons" / "l16_attention_scoring.py").read_text()
+    assert (
+        edition / ".m2t" / "skeletons" / "l16_attention_scoring.py"
+    ).read_text() == skeleton
+    assert "!/.m2t/skeletons/" in (edition / ".gitignore").read_text()
     for name in files:
         assert not name.startswith(
             ("solutions/", "tests/", ".ci/", "benchmarks/")

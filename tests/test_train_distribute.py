@@ -174,16 +174,16 @@ def test_multiworker_on_loopback(tmp_path):
 
 
 def test_killed_run_resumes_where_it_was(tmp_path):
-    # Epochs of a few hundred steps, so the kill lands inside one.
+    # Epochs of a hundred steps, so the kill lands inside one.
     args = [
         "mlp",
         "--smoke",
         "--epochs",
-        "5",
+        "4",
         "--set",
-        "examples=3200",
+        "examples=1600",
         "--set",
-        "max_steps=200",
+        "max_steps=100",
         "--verbose",
         "2",
     ]
@@ -210,7 +210,7 @@ def test_killed_run_resumes_where_it_was(tmp_path):
         run.wait()
     assert run.returncode == -signal.SIGKILL
     saved = json.loads(state.read_text())["epoch"]
-    assert 1 <= saved < 5
+    assert 1 <= saved < 4
     assert not (out / "report.json").exists()
 
     again = subprocess.run(
@@ -229,10 +229,10 @@ def test_killed_run_resumes_where_it_was(tmp_path):
         resumed.stdout
     )
     report = json.loads((out / "report.json").read_text())
-    assert report["epochs"] == 5
-    assert len(report["history"]) == 5
+    assert report["epochs"] == 4
+    assert len(report["history"]) == 4
     assert report["resumed_from_epoch"] == saved
-    assert report["epochs_this_run"] == 5 - saved
+    assert report["epochs_this_run"] == 4 - saved
     assert not (out / "backup").exists()
 
     # The same batches in the same order from the same state: the result
