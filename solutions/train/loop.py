@@ -3,10 +3,11 @@
 Keras 3.15's `model.fit` fails under MultiWorkerMirroredStrategy
 (keras-team/keras#20585: "Attempt to convert a value (PerReplica...) to a
 Tensor"). `multiworker_fit` stands in for it there only, with the same
-step (`Trainer.update`), the same callbacks and the same logs. Once a Keras
-release runs fit under that strategy (check with
-tests/test_train_distribute.py::test_multiworker), delete it and call
-`fit` for every strategy.
+step (`Trainer.update`), the same callbacks and the same logs. To see
+whether a later Keras lets it go, make `fit` below call `trainer.fit` for
+every strategy and run
+tests/test_train_distribute.py::test_multiworker_on_loopback; if it
+passes, delete `multiworker_fit`.
 """
 
 from __future__ import annotations

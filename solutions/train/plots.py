@@ -174,9 +174,9 @@ def image_grid(
     fig, axes = plt.subplots(
         rows,
         cols,
-        figsize=(1.45 * cols, 2.0 * rows + 0.4),
+        figsize=(1.45 * cols, 1.75 * rows + 0.4),
         squeeze=False,
-        gridspec_kw={"hspace": 0.6},
+        gridspec_kw={"hspace": 0.45},
     )
     for i, ax in enumerate(axes.flat):
         ax.axis("off")
