@@ -303,7 +303,14 @@ class SandboxRunner:
         if not isinstance(reply, dict) or not (
             "ok" in reply or "failure" in reply
         ):
-            code = self.proc.poll() if self.proc else None
+            code = None
+            if self.proc is not None:
+                # The pipe can close a moment before the process is reaped:
+                # give a dying worker a short while to report its exit code.
+                try:
+                    code = self.proc.wait(timeout=2)
+                except subprocess.TimeoutExpired:
+                    code = None
             tail = self._log_tail()
             self._restart()
             how = (

@@ -11,7 +11,10 @@ import keras
 
 
 class Timing(keras.callbacks.Callback):
-    """Wall time and work (images, tokens...) of each epoch.
+    """Wall time and work (images, tokens...) of each epoch's training.
+
+    The validation pass that `fit` runs inside an epoch is timed apart and
+    left out of the training time.
 
     Args:
         unit: the name of the metric that counts the work, e.g. "tokens".
@@ -24,12 +27,21 @@ class Timing(keras.callbacks.Callback):
 
     def on_epoch_begin(self, epoch, logs=None):
         self._start = time.perf_counter()
+        self._validation = 0.0
+
+    def on_test_begin(self, logs=None):
+        self._test_start = time.perf_counter()
+
+    def on_test_end(self, logs=None):
+        self._validation += time.perf_counter() - self._test_start
 
     def on_epoch_end(self, epoch, logs=None):
-        seconds = time.perf_counter() - self._start
+        seconds = time.perf_counter() - self._start - self._validation
         self.epochs.append((seconds, float((logs or {}).get(self.unit, 0.0))))
         if logs is not None:
             logs["epoch_seconds"] = seconds
+            if self._validation:
+                logs["validation_seconds"] = self._validation
 
     def throughput(self) -> tuple[float, str]:
         """Units per second, leaving out the first epoch (tracing, warm-up)
