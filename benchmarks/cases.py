@@ -126,7 +126,12 @@ def language_model(rnn: keras.layers.Layer, vocab: int) -> keras.Model:
     return keras.Sequential([OneHot(vocab), rnn, keras.layers.Dense(vocab)])
 
 
-def rnn_lm_pair(cell_name: str) -> Callable[[dict], tuple[Side, Side]]:
+def rnn_lm_pair(
+    cell_name: str, fused: bool = False
+) -> Callable[[dict], tuple[Side, Side]]:
+    """Our cell in `keras.layers.RNN` (or, `fused`, in fused_rnn.Fused:
+    the same cell's weights, BPTT written out) vs Keras's layer."""
+
     def build(size: dict) -> tuple[Side, Side]:
         batch, steps = size["batch"], size["steps"]
         vocab, units = size["vocab"], size["hidden"]
@@ -146,12 +151,18 @@ def rnn_lm_pair(cell_name: str) -> Callable[[dict], tuple[Side, Side]]:
                 units, return_sequences=True, unroll=unroll
             )
             keras_label = "keras.layers.LSTM"
-        ours = keras.layers.RNN(cell, return_sequences=True, unroll=unroll)
+        if fused:
+            from benchmarks.fused_rnn import Fused
+
+            ours, wrapper = Fused(cell), "Fused"
+        else:
+            ours = keras.layers.RNN(cell, return_sequences=True, unroll=unroll)
+            wrapper = "RNN"
         suffix = ", unroll=True" if unroll else ""
         args = ((tokens,), labels, mean_cross_entropy, batch * steps, False)
         return (
             side(
-                f"RNN({type(cell).__name__}{suffix})",
+                f"{wrapper}({type(cell).__name__}{suffix})",
                 language_model(ours, vocab),
                 *args,
             ),
@@ -557,6 +568,16 @@ def cases(smoke: bool = False) -> list[Case]:
                 rnn_lm_pair("lstm"),
             )
         )
+        for cell, keras_name in (("gru", "GRU"), ("lstm", "LSTM")):
+            out.append(
+                Case(
+                    f"{cell}_fused/{tag}",
+                    f"{keras_name} language model, BPTT by hand "
+                    f"(fused_rnn.py) vs keras.layers.{keras_name}",
+                    size,
+                    rnn_lm_pair(cell, fused=True),
+                )
+            )
     for tag, size in mha:
         out.append(
             Case(

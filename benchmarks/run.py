@@ -285,6 +285,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--lesson", default="16", help="for grading latency")
     parser.add_argument("--grading-runs", type=int, default=3)
     parser.add_argument(
+        "--op-threads",
+        type=int,
+        default=0,
+        help="threads one TensorFlow op may use (0: TensorFlow's default, "
+        "all cores; 1: what m2t train uses for small models on CPU)",
+    )
+    parser.add_argument(
         "--out", type=Path, default=None, help="JSON results file"
     )
     parser.add_argument(
@@ -297,6 +304,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.table:
         print(markdown(json.loads(args.table.read_text())))
         return 0
+    if args.op_threads:
+        import tensorflow as tf
+
+        tf.config.threading.set_intra_op_parallelism_threads(args.op_threads)
     if args.reps is None:
         args.reps = 2 if args.smoke else 7
     if args.target_s is None:

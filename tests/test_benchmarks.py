@@ -5,6 +5,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import ROOT
 
 
@@ -34,3 +36,42 @@ def test_benchmark_smoke(tmp_path):
     assert data["cases"][1]["ours"]["gflop_per_step"] > 0
     assert data["matmul_peak"]["peak_gflop_per_s"] > 0
     assert "| mha/tiny |" in result.stdout
+
+
+@pytest.mark.parametrize("cell_name", ["gru", "lstm"])
+def test_fused_rnn_matches_the_cell_in_keras_rnn(cell_name):
+    """benchmarks/fused_rnn.py's hand-written BPTT gives the outputs and
+    the gradients TensorFlow's autodiff gives for RNN(cell)."""
+    import keras
+    import numpy as np
+    import tensorflow as tf
+
+    from benchmarks.cases import solution
+    from benchmarks.fused_rnn import Fused
+
+    batch, steps, inputs, units = 3, 7, 5, 4
+    module = solution("l10_gru" if cell_name == "gru" else "l11_lstm")
+    cell_class = module.GRUCell if cell_name == "gru" else module.LSTMCell
+    x = tf.random.stateless_normal((batch, steps, inputs), seed=(1, 2))
+    w = tf.random.stateless_normal((batch, steps, units), seed=(3, 4))
+    reference = keras.layers.RNN(cell_class(units), return_sequences=True)
+    fused = Fused(cell_class(units))
+    reference(x), fused(x)
+    for mine, theirs in zip(
+        fused.cell.weights, reference.cell.weights, strict=True
+    ):
+        mine.assign(theirs + 0.1)  # away from the initial forget bias
+        theirs.assign(mine)
+    results = []
+    for layer in (reference, fused):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            out = layer(x)
+            loss = tf.reduce_sum(out * w)  # every output gets a gradient
+        grads = tape.gradient(loss, [x, *layer.cell.weights])
+        results.append([out, *grads])
+    names = ["outputs", "d inputs", "d kernel", "d recurrent", "d bias"]
+    for name, want, got in zip(names, *results, strict=True):
+        np.testing.assert_allclose(
+            got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6, err_msg=name
+        )

@@ -136,7 +136,15 @@ _MT_NOTES = (
 
 
 def _image(name, lesson, title, settings, notes="", smoke=None) -> Recipe:
-    base = {"optimizer": "sgd", "clip": None, "epochs": 10, "validate": True}
+    base = {
+        "optimizer": "sgd",
+        "clip": None,
+        "epochs": 10,
+        "validate": True,
+        # Convolutions are large ops: TensorFlow's default splits each
+        # over all cores (mlp overrides: its ops are small).
+        "op_threads": 0,
+    }
     return Recipe(
         name,
         "images",
@@ -161,6 +169,7 @@ def _lm(name, lesson, title, settings, notes="") -> Recipe:
         "lr": 1.0,
         "max_tokens": 10000,
         "sampling": "sequential",
+        "op_threads": 1,
     }
     return Recipe(
         name,
@@ -186,6 +195,7 @@ def _mt(name, lesson, title, settings, embedded, notes="") -> Recipe:
         "dropout": 0.1,
         "num_examples": 600,
         "test_examples": None,
+        "op_threads": 1,
     }
     return Recipe(
         name,
@@ -213,7 +223,13 @@ RECIPES: dict[str, Recipe] = {
             "mlp",
             "l01_mlp",
             "one-hidden-layer MLP",
-            {"num_hiddens": 256, "lr": 0.1, "batch_size": 256, "resize": None},
+            {
+                "num_hiddens": 256,
+                "lr": 0.1,
+                "batch_size": 256,
+                "resize": None,
+                "op_threads": 1,
+            },
             smoke={"validate": True},
         ),
         _image(
@@ -273,6 +289,7 @@ RECIPES: dict[str, Recipe] = {
                 "num_hiddens": 10,
                 "T": 1000,
                 "n_train": 600,
+                "op_threads": 1,
             },
             per_data={"real": {}},
             smoke={"epochs": 2, "max_steps": 8},

@@ -64,6 +64,12 @@ def train(options: Options) -> dict:
     # anything else touches TensorFlow's devices.
     from . import strategy as strategies
 
+    # Threads before the strategy: TensorFlow fixes them when it starts.
+    op_threads = strategies.set_op_threads(
+        recipe.resolve(
+            options.data, smoke=options.smoke, overrides=options.settings
+        )["op_threads"]
+    )
     placement = strategies.choose(options.strategy)
 
     import keras
@@ -75,12 +81,14 @@ def train(options: Options) -> dict:
             strategies.mixed_policy(placement)
         )
     try:
-        return _train(options, recipe, placement, started)
+        return _train(options, recipe, placement, started, op_threads)
     finally:
         keras.mixed_precision.set_global_policy(policy)
 
 
-def _train(options: Options, recipe, placement, started: float) -> dict:
+def _train(
+    options: Options, recipe, placement, started: float, op_threads: int
+) -> dict:
     import keras
 
     from . import loop
@@ -137,7 +145,8 @@ def _train(options: Options, recipe, placement, started: float) -> dict:
         f"settings: global batch {hp['batch_size']} "
         f"({hp['batch_size'] // placement.replicas} per replica), "
         f"{hp['optimizer']} lr {hp['lr']} (as given, not scaled), "
-        f"{epochs} epochs, jit {'on' if jit else 'off'}, {precision}"
+        f"{epochs} epochs, jit {'on' if jit else 'off'}, {precision}, "
+        f"op threads {op_threads or 'all (TensorFlow default)'}"
     )
 
     dataset, steps = task.train.dataset(
@@ -185,6 +194,7 @@ def _train(options: Options, recipe, placement, started: float) -> dict:
         "global_batch": hp["batch_size"],
         "per_replica_batch": hp["batch_size"] // placement.replicas,
         "jit_compile": jit,
+        "op_threads": op_threads,
         "precision": precision,
         "epochs": len(backup.history),
         "epochs_this_run": len(timing.epochs),

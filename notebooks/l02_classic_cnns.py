@@ -1,0 +1,162 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Lesson 02: AlexNet, VGG and NiN (深度卷积神经网络、VGG、NiN)
+#
+# This notebook runs **your** `lessons/l02_classic_cnns.py` (reloaded after
+# each save); the last cell grades it like `m2t grade 02`.
+#
+# Three ways to stack convolutions. AlexNet is a deeper, wider LeNet. VGG
+# (使用块的网络) repeats one block: 3x3 convolutions that keep the size,
+# then one pooling that halves it. NiN (网络中的网络) drops the dense
+# layers: its last block has one channel per class, averaged over the
+# image.
+
+# %%
+import keras
+import matplotlib.pyplot as plt
+import numpy as np
+
+import datasets
+from datasets.toy_shapes import CLASS_NAMES
+from m2t import notebooks
+
+m = notebooks.load("02")
+
+
+def table(net, input_shape):
+    """Print each top-level layer's output shape and parameter count, from
+    a symbolic batch (no data goes through)."""
+    x = keras.Input(batch_shape=input_shape)
+    rows = []
+    print(f"{'layer':<22}{'output shape':>20}{'parameters':>14}")
+    for layer in net.layers:
+        x = layer(x)
+        rows.append((type(layer).__name__, layer.count_params()))
+        shape = str(tuple(x.shape))
+        print(f"{rows[-1][0]:<22}{shape:>20}{rows[-1][1]:>14,}")
+    print(f"{'total':<42}{sum(n for _, n in rows):>14,}\n")
+    return rows
+
+
+# %% [markdown]
+# ## Feature-map shapes, layer by layer
+#
+# On one 224x224 grey image. A window `k` with stride `s` on `n` pixels
+# gives `floor((n - k) / s) + 1` outputs with padding "valid" and
+# `ceil(n / s)` with "same": AlexNet's 11x11/4 convolution maps 224 to 54,
+# each 3x3/2 pooling then 54 -> 26 -> 12 -> 5. A fused ReLU is part of its
+# layer's row here.
+
+# %%
+params = {}
+with notebooks.attempt("alexnet"):
+    print("AlexNet")
+    params["AlexNet"] = table(m.alexnet(), (1, 224, 224, 1))
+with notebooks.attempt("vgg / vgg_block"):
+    print("VGG-11: one row per block")
+    params["VGG-11"] = table(m.vgg(), (1, 224, 224, 1))
+with notebooks.attempt("nin / nin_block"):
+    print("NiN")
+    params["NiN"] = table(m.nin(), (1, 224, 224, 1))
+
+# %% [markdown]
+# ## Where the parameters are
+#
+# A convolution has `k*k*C_in*C_out + C_out` parameters, a dense layer
+# `D_in*D_out + D_out`. The first dense layer after Flatten dwarfs every
+# convolution; NiN has no dense layer and about 2 million parameters in
+# all.
+
+# %%
+if params:
+    fig, axes = plt.subplots(1, len(params), figsize=(11, 3), sharex=True)
+    axes = np.atleast_1d(axes)
+    for ax, (name, rows) in zip(axes, params.items(), strict=True):
+        rows = [(kind, n) for kind, n in rows if n > 0]
+        kinds = [{"Sequential": "block"}.get(k, k.lower()) for k, _ in rows]
+        labels = [f"{k} {kinds[: i + 1].count(k)}" for i, k in enumerate(kinds)]
+        colors = ["C1" if kind == "dense" else "C0" for kind in kinds]
+        ax.barh(range(len(rows)), [n for _, n in rows], color=colors)
+        ax.set_yticks(range(len(rows)), labels)
+        ax.invert_yaxis()
+        ax.set_xscale("log")
+        ax.set_title(f"{name}: {sum(n for _, n in rows) / 1e6:.1f}M")
+        ax.set_xlabel("parameters")
+    fig.tight_layout()
+    plt.show()
+
+# %% [markdown]
+# ## A narrow AlexNet on toy shapes
+#
+# The same function with small widths trains in seconds on the CPU. The
+# 28x28 `toy_shapes` images are resized to 68x68: below 67 pixels the
+# third pooling would have nothing left to pool.
+
+# %%
+size = 68
+steps = 30 if notebooks.short() else 94  # minibatches of 64 per epoch
+epochs = 2 if notebooks.short() else 5
+train = datasets.images(resize=size, batch_size=64).take(steps)
+x_test, y_test = next(iter(datasets.images("embedded", "test", size, 200)))
+x_test, y_test = np.asarray(x_test), np.asarray(y_test)
+
+net = None
+with notebooks.attempt("alexnet"):
+    keras.utils.set_random_seed(0)
+    net = m.alexnet(widths=(16, 32, 48, 48, 32), num_hiddens=64, dropout=0.1)
+    net.compile(
+        optimizer=keras.optimizers.Adam(1e-3),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        metrics=["accuracy"],
+    )
+    history = net.fit(train, epochs=epochs, shuffle=False, verbose=0)
+    print("train accuracy per epoch:", np.round(history.history["accuracy"], 3))
+    pred = np.argmax(net.predict(x_test, verbose=0), axis=-1)
+    print(f"test accuracy on {len(y_test)} images:", (pred == y_test).mean())
+    fig, axes = plt.subplots(2, 8, figsize=(11, 3.3))
+    for ax, image, p, t in zip(axes.flat, x_test, pred, y_test, strict=False):
+        ax.imshow(image[..., 0], cmap="gray")
+        ax.set_title(CLASS_NAMES[p], fontsize=9, color="k" if p == t else "r")
+        ax.axis("off")
+    fig.suptitle("predictions (red: wrong)")
+    plt.show()
+
+# %% [markdown]
+# ## What the first convolution sees
+#
+# The first layer's 16 channels on one test image: each 11x11 filter with
+# stride 4 gives a 15x15 map, bright where its pattern matches (an edge
+# direction, a blob).
+
+# %%
+if net is not None:
+    maps = np.asarray(net.layers[0](x_test[:1]))[0]  # (15, 15, 16)
+    fig, axes = plt.subplots(2, 9, figsize=(11, 2.8))
+    axes[0, 0].imshow(x_test[0, ..., 0], cmap="gray")
+    axes[0, 0].set_title("input", fontsize=9)
+    axes[1, 0].axis("off")
+    for c, ax in enumerate(axes[:, 1:].flat):
+        ax.imshow(maps[..., c], cmap="viridis")
+    for ax in axes.flat:
+        ax.set_xticks([])
+        ax.set_yticks([])
+    print("feature maps:", maps.shape)
+    plt.show()
+
+# %% [markdown]
+# ## Grade
+
+# %%
+result = notebooks.grade("02")

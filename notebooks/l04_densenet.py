@@ -1,0 +1,167 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Lesson 04: DenseNet (稠密连接网络)
+#
+# This notebook runs **your** `lessons/l04_densenet.py` (reloaded after each
+# save); the last cell grades it like `m2t grade 04`.
+#
+# Where ResNet adds a block's input to its output, DenseNet concatenates
+# them on the channel axis: every later layer sees all earlier features.
+# The channels grow by the growth rate (增长率) with each ConvBlock, and a
+# transition block (过渡层) cuts them back and halves the image.
+
+# %%
+import keras
+import matplotlib.pyplot as plt
+import numpy as np
+
+import datasets
+from datasets.toy_shapes import CLASS_NAMES
+from m2t import notebooks
+
+m = notebooks.load("04")
+rng = np.random.default_rng(0)
+
+# %% [markdown]
+# ## Dense block and transition block
+#
+# `DenseBlock(2, 10)` on 3 channels: 3 + 2 * 10 = 23 channels. The first 3
+# output channels are the input itself, untouched: concatenation keeps it.
+
+# %%
+with notebooks.attempt("DenseBlock / ConvBlock"):
+    x = rng.standard_normal((4, 8, 8, 3)).astype("float32")
+    y = np.asarray(m.DenseBlock(2, 10)(x))
+    print("DenseBlock(2, 10):     ", x.shape, "->", y.shape)
+    print("first 3 channels == input:", np.allclose(y[..., :3], x))
+with notebooks.attempt("TransitionBlock"):
+    y = rng.standard_normal((4, 8, 8, 23)).astype("float32")
+    z = m.TransitionBlock(10)(y)
+    print("TransitionBlock(10):   ", y.shape, "->", tuple(z.shape))
+
+# %% [markdown]
+# What each ConvBlock of `DenseBlock(4, 32)` reads, on a 64-channel input:
+# ConvBlock `i` sees the input and the outputs of ConvBlocks `1 .. i - 1`,
+# `64 + (i - 1) * 32` channels.
+
+# %%
+with notebooks.attempt("DenseBlock"):
+    block = m.DenseBlock(4, 32)
+    block(np.zeros((1, 4, 4, 64), "float32"))
+    reads = [b.conv.kernel.shape[2] for b in block.conv_blocks]
+    plt.figure(figsize=(6, 2.2))
+    for i, c_in in enumerate(reads):
+        parts = [64] + [32] * ((c_in - 64) // 32)
+        plt.barh(
+            i,
+            parts,
+            left=np.cumsum([0] + parts[:-1]),
+            color=["grey"] + [f"C{k}" for k in range(len(parts) - 1)],
+            edgecolor="white",
+        )
+        for k, start in enumerate(np.cumsum([0] + parts[:-1])):
+            name = "x" if k == 0 else f"out {k}"
+            plt.text(start + parts[k] / 2, i, name, ha="center", va="center")
+    plt.yticks(range(len(reads)), [f"ConvBlock {i + 1}" for i in range(4)])
+    plt.gca().invert_yaxis()
+    plt.xlabel("input channels (x: the block's input; out k: ConvBlock k)")
+    plt.show()
+
+# %% [markdown]
+# ## DenseNet
+#
+# On a 96x96 image: the stem takes it to 24x24 with 64 channels; each dense
+# block adds 4 * 32 = 128 channels, each transition block halves them and
+# the image.
+
+# %%
+with notebooks.attempt("densenet"):
+    net = m.densenet()
+    x = keras.Input(batch_shape=(1, 96, 96, 1))
+    names, shapes = [], []
+    print(f"{'layer':<24}{'output shape':>20}")
+    for layer in net.layers:
+        x = layer(x)
+        names.append(type(layer).__name__)
+        shapes.append(tuple(x.shape))
+        print(f"{names[-1]:<24}{str(shapes[-1]):>20}")
+    params = sum(int(np.prod(w.shape)) for w in net.trainable_weights)
+    print(f"trainable parameters: {params:,}")
+    rows = [(n, s) for n, s in zip(names, shapes, strict=True) if len(s) == 4]
+    rows = rows[: [n for n, _ in rows].index("BatchNormalization")]
+    colors = {"DenseBlock": "C0", "TransitionBlock": "C1"}
+    plt.figure(figsize=(7, 2.8))
+    plt.bar(
+        range(len(rows)),
+        [s[-1] for _, s in rows],
+        color=[colors.get(n, "grey") for n, _ in rows],
+    )
+    for i, (_, s) in enumerate(rows):
+        plt.text(i, s[-1] + 4, f"{s[1]}x{s[2]}", ha="center", fontsize=8)
+    plt.xticks(
+        range(len(rows)),
+        ["stem"] + [n.replace("Block", "") for n, _ in rows[1:]],
+        rotation=30,
+        fontsize=8,
+    )
+    plt.ylabel("channels")
+    plt.ylim(0, 1.15 * max(s[-1] for _, s in rows))
+    plt.title("channels and size after each stage")
+    plt.show()
+
+# %% [markdown]
+# ## A narrow DenseNet on toy shapes
+#
+# 16 stem channels, growth rate 8 and three dense blocks of two ConvBlocks,
+# on the 28x28 images (28 -> 7 after the stem, then 3, then 1). As in
+# lesson 03 the batch norms average their statistics with momentum 0.9
+# (PyTorch's default) so that a short training is enough for
+# `training=False`.
+
+# %%
+steps = 20 if notebooks.short() else 94  # minibatches of 64 per epoch
+epochs = 3 if notebooks.short() else 5
+train = datasets.images(batch_size=64).take(steps)
+x_test, y_test = next(iter(datasets.images("embedded", "test", None, 200)))
+x_test, y_test = np.asarray(x_test), np.asarray(y_test)
+
+with notebooks.attempt("densenet"):
+    keras.utils.set_random_seed(0)
+    net = m.densenet(num_channels=16, growth_rate=8, arch=(2, 2, 2))
+    for layer in net._flatten_layers():
+        if isinstance(layer, keras.layers.BatchNormalization):
+            layer.momentum = 0.9
+    net.compile(
+        optimizer=keras.optimizers.Adam(1e-2),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        metrics=["accuracy"],
+    )
+    history = net.fit(train, epochs=epochs, shuffle=False, verbose=0)
+    print("train accuracy per epoch:", np.round(history.history["accuracy"], 3))
+    pred = np.argmax(net.predict(x_test, verbose=0), axis=-1)
+    print(f"test accuracy on {len(y_test)} images:", (pred == y_test).mean())
+    fig, axes = plt.subplots(2, 8, figsize=(11, 3.3))
+    for ax, image, p, t in zip(axes.flat, x_test, pred, y_test, strict=False):
+        ax.imshow(image[..., 0], cmap="gray")
+        ax.set_title(CLASS_NAMES[p], fontsize=9, color="k" if p == t else "r")
+        ax.axis("off")
+    fig.suptitle("predictions (red: wrong)")
+    plt.show()
+
+# %% [markdown]
+# ## Grade
+
+# %%
+result = notebooks.grade("04")

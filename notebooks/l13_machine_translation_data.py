@@ -1,0 +1,145 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Lesson 13: the machine translation data set (机器翻译数据集)
+#
+# This notebook runs **your** `lessons/l13_machine_translation_data.py`
+# (reloaded after each save); the last cell grades it like `m2t grade 13`.
+#
+# From raw sentence pairs to arrays a model can batch: normalise the text,
+# split it into word tokens, map tokens to ids, then make every sequence
+# `num_steps` long by truncating or padding (填充) it, keeping each one's
+# valid length.
+
+# %%
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.colors import ListedColormap
+
+import datasets
+from m2t import notebooks
+
+m = notebooks.load("13")
+raw = datasets.fra_eng_text()  # generated English-French pairs, no download
+print(raw[:160])
+
+# %% [markdown]
+# ## Preprocessing
+#
+# Non-breaking spaces become spaces, everything is lower-cased, and a
+# space goes in front of `, . ! ?` when a word touches it: the mark becomes
+# a token of its own. A mark that already has a space gets no second one.
+
+# %%
+with notebooks.attempt("preprocess_nmt"):
+    for line in [
+        "Go.\tVa !",
+        "Hi, Tom!\tSalut,\u202fTom\u00a0!",
+        "Wait...\tAttends.",
+    ]:
+        print(f"{line!r:36} -> {m.preprocess_nmt(line)!r}")
+
+# %% [markdown]
+# ## Word tokens
+#
+# Split each line at the tab into source and target, then each side at
+# spaces. The lengths vary: this is why the arrays below need padding.
+
+# %%
+with notebooks.attempt("tokenize_nmt"):
+    source, target = m.tokenize_nmt(m.preprocess_nmt(raw))
+    print(len(source), "pairs;", source[0], "->", target[0])
+    plt.figure(figsize=(5, 2.8))
+    lengths = [len(line) for line in source + target]
+    bins = np.arange(min(lengths), max(lengths) + 2) - 0.5
+    plt.hist(
+        [[len(s) for s in source], [len(t) for t in target]],
+        bins=bins,
+        label=["English", "French"],
+    )
+    plt.xlabel("tokens per sentence")
+    plt.ylabel("pairs")
+    plt.legend()
+    plt.show()
+
+# %% [markdown]
+# ## Truncate or pad to `num_steps`
+
+# %%
+with notebooks.attempt("truncate_pad"):
+    print(m.truncate_pad([47, 4], 5, 1))
+    print(m.truncate_pad(list("abcdefg"), 3, "<pad>"))
+
+# %% [markdown]
+# ## The arrays
+#
+# Each line gets `<eos>`, then is cut or padded to `num_steps`; the valid
+# length counts everything but `<pad>`. Padding goes on the right, so the
+# real tokens sit at positions `0 .. valid_len - 1`, which is what the
+# masks of later lessons assume. Rare words (seen once) become `<unk>`.
+
+# %%
+num_steps = 8
+with notebooks.attempt("build_array_nmt"):
+    source, _ = m.tokenize_nmt(m.preprocess_nmt(raw))
+    vocab = m.Vocab(source, min_freq=2, reserved_tokens=[m.PAD, m.BOS, m.EOS])
+    print(
+        f"source vocabulary: {len(vocab)} tokens;",
+        vocab.to_tokens(list(range(6))),
+    )
+    by_length = {len(line): line for line in source}
+    rows = [by_length[n] for n in sorted(by_length)]  # one per length
+    array, valid_len = m.build_array_nmt(rows, vocab, num_steps)
+    print("array", array.shape, array.dtype, " valid_len", valid_len.tolist())
+    kind = np.select(
+        [array == vocab[m.PAD], array == vocab[m.EOS]], [0, 2], default=1
+    )
+    plt.figure(figsize=(8, 2.8))
+    plt.imshow(
+        kind,
+        cmap=ListedColormap(["white", "lightsteelblue", "orange"]),
+        vmin=0,
+        vmax=2,
+        aspect="auto",
+    )
+    for (r, c), idx in np.ndenumerate(array):
+        plt.text(
+            c, r, vocab.to_tokens(idx), ha="center", va="center", fontsize=8
+        )
+    plt.yticks(range(len(rows)), [f"valid_len {v}" for v in valid_len])
+    plt.xticks(range(num_steps))
+    plt.xlabel("position")
+    plt.title("orange: <eos>, white: <pad>; long lines lose their <eos>")
+    plt.show()
+
+# %% [markdown]
+# ## The whole pipeline
+#
+# `load_data_nmt` (given) chains your four functions and builds one
+# vocabulary per language.
+
+# %%
+with notebooks.attempt("load_data_nmt"):
+    src, src_len, tgt, tgt_len, src_vocab, tgt_vocab = m.load_data_nmt(
+        num_steps, num_examples=600
+    )
+    print("source", src.shape, src_len.shape, "vocabulary", len(src_vocab))
+    print("target", tgt.shape, tgt_len.shape, "vocabulary", len(tgt_vocab))
+    print(src[0], "->", src_vocab.to_tokens(src[0]))
+
+# %% [markdown]
+# ## Grade
+
+# %%
+result = notebooks.grade("13")
