@@ -71,3 +71,28 @@ def test_student_edition_says_training_needs_the_full_repository():
 def test_unknown_setting_is_refused():
     with pytest.raises(ValueError, match="no setting 'num_hidden'"):
         recipes.get("mlp").resolve("embedded", overrides={"num_hidden": 3})
+
+
+@pytest.mark.parametrize(
+    "model, threads", [("ar_mlp", 1), ("resnet18", 0)], ids=["small", "cnn"]
+)
+def test_a_fresh_run_uses_the_recipes_op_threads(model, threads, tmp_path):
+    # A fresh process: TensorFlow fixes its threads when it starts.
+    proc = subprocess.run(
+        [sys.executable, "-m", "m2t.cli", "train", model, "--smoke"]
+        + ["--verbose", "0", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["op_threads"] == threads
+    assert report["settings"]["op_threads"] == threads
+
+
+def test_bad_op_threads_is_refused():
+    from solutions.train.strategy import set_op_threads
+
+    with pytest.raises(ValueError, match=r"`op_threads` .* got -1"):
+        set_op_threads(-1)
