@@ -274,6 +274,9 @@ def cmd_train(args: argparse.Namespace) -> int:
     if not args.model:
         raise ValueError("name a model to train, or pass --list")
     settings = dict(_setting(text) for text in args.set)
+    with _quiet_native_stderr(True):  # TensorFlow's C++ start-up lines
+        import keras  # noqa: F401
+        import tensorflow  # noqa: F401
     options = run.Options(
         model=args.model,
         data=args.data,
