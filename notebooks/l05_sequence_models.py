@@ -53,6 +53,7 @@ with notebooks.attempt("lagged_features"):
 # ## Training, then k-step-ahead prediction
 
 # %%
+model = None
 with notebooks.attempt("train_autoregressive_mlp"):
     epochs = 1 if notebooks.short() else 5
     model, losses = m.train_autoregressive_mlp(x, tau, epochs=epochs)
@@ -60,6 +61,8 @@ with notebooks.attempt("train_autoregressive_mlp"):
 
 # %%
 with notebooks.attempt("k_step_predict"):
+    if model is None:
+        raise NotImplementedError("it needs the trained model above")
     steps = (1, 4, 16, 64)
     plt.figure(figsize=(7, 3))
     plt.plot(time, x, color="lightgrey", label="data")
