@@ -207,7 +207,8 @@ class Fused(keras.layers.Layer):
         self._sequence = kinds[type(cell).__name__]
 
     def build(self, input_shape):
-        self.cell.build((input_shape[0], input_shape[-1]))
+        if not self.cell.built:  # a deserialised cell comes built
+            self.cell.build((input_shape[0], input_shape[-1]))
 
     def call(self, inputs):
         cell = self.cell

@@ -75,3 +75,21 @@ def test_fused_rnn_matches_the_cell_in_keras_rnn(cell_name):
         np.testing.assert_allclose(
             got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6, err_msg=name
         )
+
+
+def test_fused_rnn_config_round_trip_and_bad_cell():
+    import keras
+    import numpy as np
+
+    from benchmarks.cases import solution
+    from benchmarks.fused_rnn import Fused
+
+    module = solution("l11_lstm")
+    layer = Fused(module.LSTMCell(4))
+    x = np.random.default_rng(0).random((2, 3, 5)).astype("float32")
+    layer(x)
+    with keras.saving.custom_object_scope({"LSTMCell": module.LSTMCell}):
+        copy = Fused.from_config(layer.get_config())
+    assert tuple(copy(x).shape) == (2, 3, 4)
+    with pytest.raises(ValueError, match="`cell` must be a GRUCell"):
+        Fused(keras.layers.SimpleRNNCell(3))
