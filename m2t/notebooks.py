@@ -124,6 +124,99 @@ def heatmaps(
     return fig
 
 
+def toy_shapes(steps: int, resize: int | None = None, batch_size: int = 64):
+    """The embedded toy_shapes images for a short training.
+
+    Returns:
+        `(train, (x_test, y_test))`: `steps` training batches of
+        `(batch_size, H, W, 1)` images and `(batch_size,)` labels, and 200
+        test images `(200, H, W, 1)` with their labels `(200,)` as NumPy
+        arrays; H = W = `resize`, or 28.
+    """
+    import numpy as np
+
+    import datasets
+
+    train = datasets.images(resize=resize, batch_size=batch_size).take(steps)
+    x_test, y_test = next(
+        iter(datasets.images("embedded", "test", resize, 200))
+    )
+    return train, (np.asarray(x_test), np.asarray(y_test))
+
+
+def fit_and_show(
+    net,
+    train,
+    epochs: int,
+    test: tuple,
+    lr: float = 1e-3,
+    batchnorm_momentum: float | None = None,
+):
+    """Train a toy_shapes classifier briefly (Adam, cross-entropy from
+    logits), print its train and test accuracy, and draw 16 test images
+    titled with the predicted class (mistakes in red).
+
+    Args:
+        net: a Keras model mapping `(B, H, W, 1)` images to `(B, 10)` logits.
+        train, test: from `toy_shapes`.
+        epochs: passes over `train`.
+        lr: Adam's learning rate.
+        batchnorm_momentum: set on every BatchNormalization layer inside
+            `net` first; Keras's 0.99 moves the averages used at test time
+            too slowly for a training of a few dozen steps (PyTorch's
+            default, which d2l uses, is 0.9 in Keras's terms).
+
+    Returns:
+        The predicted classes `(N,)`.
+    """
+    import keras
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from datasets.toy_shapes import CLASS_NAMES
+
+    if batchnorm_momentum is not None:
+        # Keras has no public walk over the layers nested in custom layers.
+        for layer in net._flatten_layers():
+            if isinstance(layer, keras.layers.BatchNormalization):
+                layer.momentum = batchnorm_momentum
+    net.compile(
+        optimizer=keras.optimizers.Adam(lr),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        metrics=["accuracy"],
+    )
+    history = net.fit(train, epochs=epochs, shuffle=False, verbose=0)
+    print("train accuracy per epoch:", np.round(history.history["accuracy"], 3))
+    x_test, y_test = test
+    pred = np.argmax(net.predict(x_test, verbose=0), axis=-1)
+    print(f"test accuracy on {len(y_test)} images:", (pred == y_test).mean())
+    fig, axes = plt.subplots(2, 8, figsize=(11, 3.3))
+    for ax, image, p, t in zip(axes.flat, x_test, pred, y_test, strict=False):
+        ax.imshow(image[..., 0], cmap="gray")
+        ax.set_title(CLASS_NAMES[p], fontsize=9, color="k" if p == t else "r")
+        ax.axis("off")
+    fig.suptitle("predictions (red: wrong)")
+    plt.show()
+    return pred
+
+
+def perplexity_curve(curve: Sequence[float], vocab_size: int) -> None:
+    """Plot training perplexity per epoch against the uniform guess (V)."""
+    import matplotlib.pyplot as plt
+
+    epochs = range(1, len(curve) + 1)
+    plt.figure(figsize=(4.5, 2.8))
+    plt.plot(epochs, curve, "o-")
+    plt.xticks(epochs)
+    plt.axhline(
+        vocab_size, color="grey", lw=0.8, label=f"uniform guess ({vocab_size})"
+    )
+    plt.xlabel("epoch")
+    plt.ylabel("training perplexity")
+    plt.legend()
+    plt.show()
+
+
 def source(lesson: curriculum.Lesson) -> Path:
     return FOLDER / f"{lesson.module}.py"
 

@@ -28,8 +28,6 @@ import keras
 import matplotlib.pyplot as plt
 import numpy as np
 
-import datasets
-from datasets.toy_shapes import CLASS_NAMES
 from m2t import notebooks
 
 m = notebooks.load("02")
@@ -108,30 +106,13 @@ if params:
 size = 68
 steps = 30 if notebooks.short() else 94  # minibatches of 64 per epoch
 epochs = 2 if notebooks.short() else 5
-train = datasets.images(resize=size, batch_size=64).take(steps)
-x_test, y_test = next(iter(datasets.images("embedded", "test", size, 200)))
-x_test, y_test = np.asarray(x_test), np.asarray(y_test)
+train, (x_test, y_test) = notebooks.toy_shapes(steps, resize=size)
 
 net = None
 with notebooks.attempt("alexnet"):
     keras.utils.set_random_seed(0)
     net = m.alexnet(widths=(16, 32, 48, 48, 32), num_hiddens=64, dropout=0.1)
-    net.compile(
-        optimizer=keras.optimizers.Adam(1e-3),
-        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-        metrics=["accuracy"],
-    )
-    history = net.fit(train, epochs=epochs, shuffle=False, verbose=0)
-    print("train accuracy per epoch:", np.round(history.history["accuracy"], 3))
-    pred = np.argmax(net.predict(x_test, verbose=0), axis=-1)
-    print(f"test accuracy on {len(y_test)} images:", (pred == y_test).mean())
-    fig, axes = plt.subplots(2, 8, figsize=(11, 3.3))
-    for ax, image, p, t in zip(axes.flat, x_test, pred, y_test, strict=False):
-        ax.imshow(image[..., 0], cmap="gray")
-        ax.set_title(CLASS_NAMES[p], fontsize=9, color="k" if p == t else "r")
-        ax.axis("off")
-    fig.suptitle("predictions (red: wrong)")
-    plt.show()
+    notebooks.fit_and_show(net, train, epochs, (x_test, y_test), lr=1e-3)
 
 # %% [markdown]
 # ## What the first convolution sees

@@ -27,8 +27,6 @@ import keras
 import matplotlib.pyplot as plt
 import numpy as np
 
-import datasets
-from datasets.toy_shapes import CLASS_NAMES
 from m2t import notebooks
 
 m = notebooks.load("03")
@@ -147,32 +145,14 @@ with notebooks.attempt("resnet18 / resnet_block"):
 # %%
 steps = 20 if notebooks.short() else 94  # minibatches of 64 per epoch
 epochs = 3 if notebooks.short() else 5
-train = datasets.images(batch_size=64).take(steps)
-x_test, y_test = next(iter(datasets.images("embedded", "test", None, 200)))
-x_test, y_test = np.asarray(x_test), np.asarray(y_test)
+train, test = notebooks.toy_shapes(steps)
 
 with notebooks.attempt("resnet18"):
     keras.utils.set_random_seed(0)
     net = m.resnet18(widths=(8, 16, 32, 64))
-    for layer in net._flatten_layers():
-        if isinstance(layer, keras.layers.BatchNormalization):
-            layer.momentum = 0.9
-    net.compile(
-        optimizer=keras.optimizers.Adam(1e-2),
-        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-        metrics=["accuracy"],
+    notebooks.fit_and_show(
+        net, train, epochs, test, lr=1e-2, batchnorm_momentum=0.9
     )
-    history = net.fit(train, epochs=epochs, shuffle=False, verbose=0)
-    print("train accuracy per epoch:", np.round(history.history["accuracy"], 3))
-    pred = np.argmax(net.predict(x_test, verbose=0), axis=-1)
-    print(f"test accuracy on {len(y_test)} images:", (pred == y_test).mean())
-    fig, axes = plt.subplots(2, 8, figsize=(11, 3.3))
-    for ax, image, p, t in zip(axes.flat, x_test, pred, y_test, strict=False):
-        ax.imshow(image[..., 0], cmap="gray")
-        ax.set_title(CLASS_NAMES[p], fontsize=9, color="k" if p == t else "r")
-        ax.axis("off")
-    fig.suptitle("predictions (red: wrong)")
-    plt.show()
 
 # %% [markdown]
 # ## Grade

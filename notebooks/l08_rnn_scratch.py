@@ -134,14 +134,7 @@ with notebooks.attempt("predict / RNNScratch / grad_clipping"):
     for epoch in range(epochs):
         curve.append(m.train_epoch(model, minibatches(epoch), optimizer, 1.0))
     print("after: ", m.predict("the keeper ", 40, model, vocab))
-    plt.figure(figsize=(4.5, 2.8))
-    plt.plot(range(1, epochs + 1), curve, "o-")
-    plt.xticks(range(1, epochs + 1))
-    plt.axhline(V, color="grey", lw=0.8, label=f"uniform guess ({V})")
-    plt.xlabel("epoch")
-    plt.ylabel("training perplexity")
-    plt.legend()
-    plt.show()
+    notebooks.perplexity_curve(curve, V)
 
 # %% [markdown]
 # Greedy prediction picks the most likely character each time; after a

@@ -118,14 +118,7 @@ with notebooks.attempt("RNNModel"):
     )
     curve = [math.exp(loss) for loss in history.history["loss"]]
     print("perplexity per epoch:", np.round(curve, 2))
-    plt.figure(figsize=(4.5, 2.8))
-    plt.plot(range(1, epochs + 1), curve, "o-")
-    plt.xticks(range(1, epochs + 1))
-    plt.axhline(V, color="grey", lw=0.8, label=f"uniform guess ({V})")
-    plt.xlabel("epoch")
-    plt.ylabel("training perplexity")
-    plt.legend()
-    plt.show()
+    notebooks.perplexity_curve(curve, V)
 
 # %% [markdown]
 # ## Generating text
