@@ -23,7 +23,6 @@
 # sees the whole sequence, the future included.
 
 # %%
-import warnings
 
 import keras
 import matplotlib.pyplot as plt
@@ -121,10 +120,7 @@ if maps:
 # sequence; without it, the backward half has read the padding first.
 
 # %%
-with notebooks.attempt("BidirectionalRNN"), warnings.catch_warnings():
-    # Keras warns that this layer does not pass the mask on to the layers
-    # after it; here there are none.
-    warnings.simplefilter("ignore", UserWarning)
+with notebooks.attempt("BidirectionalRNN"):
     keras.utils.set_random_seed(0)
     layer = m.BidirectionalRNN(U, cell="gru")
     short = x[:1, :7]

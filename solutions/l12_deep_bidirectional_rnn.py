@@ -113,6 +113,8 @@ class StackedRNN(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
+        # A (B, T) mask passes on to `outputs`; the states take none.
+        self.supports_masking = True
         _check_positive_int("num_layers", num_layers)
         _check_positive_int("num_hiddens", num_hiddens)
         _check_cell(cell)
@@ -197,6 +199,8 @@ class BidirectionalRNN(keras.layers.Layer):
 
     def __init__(self, num_hiddens: int, cell: str = "gru", **kwargs):
         super().__init__(**kwargs)
+        # A (B, T) mask passes on to `outputs`; the states take none.
+        self.supports_masking = True
         _check_positive_int("num_hiddens", num_hiddens)
         _check_cell(cell)
         self.num_hiddens = int(num_hiddens)
