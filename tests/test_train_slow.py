@@ -9,7 +9,10 @@ recipe's full d2l settings on CPU (minutes each; see docs/training.md).
 Like the book's, these are single runs, and a seed can miss a sentence:
 the Transformer with seed 0 gives `i lost . => je vous <unk> perdu .`
 (BLEU 0.447); seeds 1 and 2 translate all three (seed 2 all four of d2l's
-sentences, as its printout). The seeds below are the ones measured.
+sentences, as its printout). The seeds below are the ones measured, with
+TensorFlow's default threads (`op_threads=0`), which these runs keep: the
+thread count changes the rounding of the sums and so the whole run (with
+one thread per op, seq2seq's seed 0 gives `i lost . => je suis <unk> .`).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ pytestmark = [
 ]
 
 SENTENCES = ["go .", "i lost .", "i'm home ."]
+MEASURED_WITH = {"op_threads": 0}  # TensorFlow's default threads
 
 
 @pytest.mark.parametrize(
@@ -37,7 +41,14 @@ def test_d2l_translations_reach_bleu_1(name, seed, tmp_path):
     from solutions.train import train
 
     report = train(
-        Options(name, data="real", seed=seed, out=str(tmp_path), verbose=0)
+        Options(
+            name,
+            data="real",
+            seed=seed,
+            out=str(tmp_path),
+            verbose=0,
+            settings=MEASURED_WITH,
+        )
     )
     got = {s: report["quality"][f"bleu[{s}]"] for s in SENTENCES}
     print(name, report["samples"], report["wall_time_s"])
@@ -48,6 +59,14 @@ def test_d2l_character_gru_perplexity(tmp_path):
     from solutions.train import Options
     from solutions.train import train
 
-    report = train(Options("gru", data="real", out=str(tmp_path), verbose=0))
+    report = train(
+        Options(
+            "gru",
+            data="real",
+            out=str(tmp_path),
+            verbose=0,
+            settings=MEASURED_WITH,
+        )
+    )
     print("gru", report["quality"], report["samples"])
     assert report["quality"]["perplexity"] <= 1.3
