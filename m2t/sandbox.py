@@ -18,6 +18,7 @@ worker. One worker serves many lessons, so TensorFlow is imported once.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -307,10 +308,8 @@ class SandboxRunner:
             if self.proc is not None:
                 # The pipe can close a moment before the process is reaped:
                 # give a dying worker a short while to report its exit code.
-                try:
+                with contextlib.suppress(subprocess.TimeoutExpired):
                     code = self.proc.wait(timeout=2)
-                except subprocess.TimeoutExpired:
-                    code = None
             tail = self._log_tail()
             self._restart()
             how = (

@@ -10,7 +10,6 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-import keras
 import numpy as np
 import tensorflow as tf
 
@@ -22,6 +21,8 @@ from .data import permutation
 from .data import uniform_weights
 from .recipes import Recipe
 from .task import Task
+from .task import argmax_correct
+from .task import cross_entropy
 
 FASHION_MNIST = (
     "t-shirt", "trouser", "pullover", "dress", "coat",
@@ -167,25 +168,12 @@ def prepare(
     return Task(
         build=lambda: BUILDERS[recipe.name](module, hp),
         example=np.zeros((1, side, side, 1), np.float32),
-        loss=_loss,
+        loss=cross_entropy,
         train=examples(train),
         validation=examples(test) if hp["validate"] else None,
         data=data,
         unit="images",
-        correct=_correct,
+        correct=argmax_correct,
         curve="accuracy",
         finish=finish,
     )
-
-
-def _loss(y, logits):
-    """Softmax cross-entropy per image: `(B,)`."""
-    return keras.losses.sparse_categorical_crossentropy(
-        y, tf.cast(logits, tf.float32), from_logits=True
-    )
-
-
-def _correct(y, logits):
-    """1.0 where the argmax is the label: `(B,)`."""
-    pred = tf.argmax(logits, axis=-1, output_type=tf.int32)
-    return tf.cast(tf.equal(pred, tf.cast(y, tf.int32)), tf.float32)

@@ -37,6 +37,8 @@ from .data import Examples
 from .data import uniform_weights
 from .recipes import Recipe
 from .task import Task
+from .task import argmax_correct
+from .task import cross_entropy
 
 PREFIXES = {
     "real": ["time traveller", "traveller"],
@@ -290,22 +292,11 @@ def prepare(
     return Task(
         build=build,
         example=np.zeros((1, num_steps), np.int32),
-        loss=_loss,
+        loss=cross_entropy,
         train=train,
         data=data,
         unit="tokens",
-        correct=_correct,
+        correct=argmax_correct,
         curve="perplexity",
         finish=finish,
     )
-
-
-def _loss(y, logits):
-    return keras.losses.sparse_categorical_crossentropy(
-        y, tf.cast(logits, tf.float32), from_logits=True
-    )
-
-
-def _correct(y, logits):
-    pred = tf.argmax(logits, axis=-1, output_type=tf.int32)
-    return tf.cast(tf.equal(pred, tf.cast(y, tf.int32)), tf.float32)

@@ -7,6 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import keras
+import tensorflow as tf
+
 from .data import Examples
 
 
@@ -41,3 +44,17 @@ class Task:
     validation: Examples | None = None
     curve: str | None = None
     finish: Callable[[Any, Path, list[dict]], dict] | None = None
+
+
+def cross_entropy(y, logits):
+    """Softmax cross-entropy per label (an image's, a token's), in float32:
+    `(B, ...)` labels and `(B, ..., K)` logits -> `(B, ...)`."""
+    return keras.losses.sparse_categorical_crossentropy(
+        y, tf.cast(logits, tf.float32), from_logits=True
+    )
+
+
+def argmax_correct(y, logits):
+    """1.0 where the argmax of the logits is the label: `(B, ...)`."""
+    pred = tf.argmax(logits, axis=-1, output_type=tf.int32)
+    return tf.cast(tf.equal(pred, tf.cast(y, tf.int32)), tf.float32)

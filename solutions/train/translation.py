@@ -38,6 +38,8 @@ from .recipes import D2L_ENGLISH
 from .recipes import D2L_FRENCH
 from .recipes import Recipe
 from .task import Task
+from .task import argmax_correct
+from .task import cross_entropy
 
 RESERVED = ["<pad>", "<bos>", "<eos>"]
 
@@ -386,26 +388,14 @@ def prepare(
     return Task(
         build=lambda: architecture.build(hp, len(src.vocab), len(tgt.vocab)),
         example=(src.tokens[:2], src.lengths[:2], tgt.tokens[:2]),
-        loss=_loss,
+        loss=cross_entropy,
         train=Examples(arrays, make_batch, permutation(n), n),
         data=data,
         unit="tokens",
-        correct=_correct,
+        correct=argmax_correct,
         curve="accuracy",
         finish=finish,
     )
-
-
-def _loss(y, logits):
-    """Cross-entropy per target token: `(B, T)`."""
-    return keras.losses.sparse_categorical_crossentropy(
-        y, tf.cast(logits, tf.float32), from_logits=True
-    )
-
-
-def _correct(y, logits):
-    pred = tf.argmax(logits, axis=-1, output_type=tf.int32)
-    return tf.cast(tf.equal(pred, tf.cast(y, tf.int32)), tf.float32)
 
 
 # -- pictures ---------------------------------------------------------------
