@@ -51,8 +51,8 @@ def _timed(cmd: list[str]) -> tuple[float, float]:
 
 def _versions(lesson) -> dict[str, str]:
     """The skeleton, each known mistake and the solution of `lesson`."""
-    from m2t import make_lessons
-    from m2t import mutants
+    from m2t.authoring import make_lessons
+    from m2t.authoring import mutants
 
     solution = (ROOT / "solutions" / f"{lesson.module}.py").read_text()
     out = {"skeleton": make_lessons.cut(solution, f"{lesson.module}.py")}
@@ -157,7 +157,7 @@ def watch(lesson, saves: int, timeout: float = 600.0) -> list[str]:
     path = folder / f"{lesson.module}.py"
     path.write_text(versions["skeleton"])
     proc = subprocess.Popen(
-        [sys.executable, "-m", "m2t.cli", "watch", lesson.id, "--impl"]
+        [sys.executable, "-m", "m2t", "watch", lesson.id, "--impl"]
         + [str(folder)],
         env=ENV,
         cwd=ROOT,

@@ -32,9 +32,9 @@ def child(lesson_id: str, started: float) -> None:
     """In the fresh process: grade twice, print one JSON line."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     from m2t import curriculum
-    from m2t import grading
     from m2t.cli import _quiet_native_stderr
-    from m2t.watch import _fresh_keras
+    from m2t.grading import runner as grading
+    from m2t.student.watch import _fresh_keras
 
     lesson = curriculum.find(lesson_id)
     folder = Path(tempfile.mkdtemp(prefix="m2t-times-"))

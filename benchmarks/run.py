@@ -114,7 +114,7 @@ def train_throughput(models: Sequence[str], smoke: bool) -> list[dict]:
             args.append("--smoke")
         elif name in IMAGE_MODELS:
             args += ["--set", f"max_steps={IMAGE_MAX_STEPS}"]
-        cmd = [sys.executable, "-m", "m2t.cli", *args, "--out", str(out)]
+        cmd = [sys.executable, "-m", "m2t", *args, "--out", str(out)]
         print(f"-- m2t train {name}", flush=True)
         start = time.perf_counter()
         proc = subprocess.run(
@@ -163,7 +163,7 @@ def grading_latency(lesson: str, runs: int) -> dict:
     one = latency.cold(curriculum.find(lesson), runs)
     skeletons = Path(tempfile.mkdtemp(prefix="m2t-bench-lessons-")) / "l"
     shutil.copytree(HERE.parent / "lessons", skeletons)
-    grade = [sys.executable, "-m", "m2t.cli", "grade", "--impl"]
+    grade = [sys.executable, "-m", "m2t", "grade", "--impl"]
     every = {}
     for kind, impl in (("solutions", "solutions"), ("skeletons", skeletons)):
         print(f"-- grading latency: all lessons, {kind}", flush=True)
@@ -352,7 +352,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _train_models() -> list[str]:
-    from solutions.train import recipes
+    from training import recipes
 
     return [r.name for r in recipes.RECIPES.values() if r.available()]
 

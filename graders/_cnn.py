@@ -498,7 +498,7 @@ def memo(probe: Callable[..., Any], module: str, *args: Any) -> Any:
     mtime and size, the probe and its arguments; failures are not kept."""
     from pathlib import Path
 
-    from graders import _probe
+    from m2t.grading import probe as _probe
 
     folder = Path(getattr(_probe.runner(), "folder", "."))
     try:

@@ -12,9 +12,9 @@ import os
 import numpy as np
 import pytest
 
-from graders import _impl
-from graders import _probe
 from graders._judge import CheckFailed
+from m2t.grading import impl as _impl
+from m2t.grading import probe as _probe
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -38,7 +38,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("filterwarnings", "ignore")
     folder = _impl.resolve(config.getoption("--impl"))
     if config.getoption("--sandbox"):
-        from m2t.sandbox import SandboxRunner
+        from m2t.grading.sandbox import SandboxRunner
 
         sandbox = SandboxRunner(
             folder,

@@ -18,11 +18,11 @@ from graders._judge import Mistake
 from graders._judge import expect
 from graders._judge import expect_close
 from graders._judge import expect_shape
-from graders._probe import Lesson
 from graders._tol import ELEMENTWISE
 from graders._tol import EXACT
 from graders._tol import GRAD
 from graders._tol import GRAD_EPS
+from m2t.grading.probe import Lesson
 
 lesson = Lesson("l01_mlp")
 B, D, HD, Q = 3, 10, 6, 4

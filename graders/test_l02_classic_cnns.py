@@ -28,7 +28,7 @@ from graders._cnn import init_weights
 from graders._cnn import simulate
 from graders._judge import Mistake
 from graders._judge import expect
-from graders._probe import Lesson
+from m2t.grading.probe import Lesson
 
 lesson = Lesson("l02_classic_cnns")
 SEED_INPUT = (1, 224, 224, 1)

@@ -14,8 +14,8 @@ from graders._judge import Mistake
 from graders._judge import expect
 from graders._judge import expect_close
 from graders._judge import expect_shape
-from graders._probe import Lesson
 from graders._tol import EXACT
+from m2t.grading.probe import Lesson
 
 lesson = Lesson("l05_sequence_models")
 HIDDENS = 10
@@ -187,7 +187,7 @@ def _series(rng, T):
 
 
 def _noisy_sine(rng, T=1000):
-    """d2l's series, made here (not read from datasets/)."""
+    """d2l's series, made here (not read from m2t_data/)."""
     t = np.arange(1, T + 1)
     return (np.sin(0.01 * t) + rng.normal(0.0, 0.2, T)).astype("float32")
 

@@ -14,7 +14,7 @@ import pytest
 
 from graders._judge import Mistake
 from graders._judge import expect
-from graders._probe import Lesson
+from m2t.grading.probe import Lesson
 
 lesson = Lesson("l06_text_preprocessing")
 UNK = "<unk>"

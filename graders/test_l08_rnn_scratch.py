@@ -16,9 +16,9 @@ from graders._judge import Mistake
 from graders._judge import expect
 from graders._judge import expect_close
 from graders._judge import expect_shape
-from graders._probe import Lesson
 from graders._tol import EXACT
 from graders._tol import GRAD
+from m2t.grading.probe import Lesson
 
 lesson = Lesson("l08_rnn_scratch")
 B, T, V, U = 2, 3, 7, 5

@@ -17,8 +17,8 @@ from graders._judge import Mistake
 from graders._judge import expect
 from graders._judge import expect_close
 from graders._judge import expect_shape
-from graders._probe import Lesson
 from graders._tol import GRAD
+from m2t.grading.probe import Lesson
 
 lesson = Lesson("l10_gru")
 B, T, D, U = 2, 3, 5, 4

@@ -14,8 +14,8 @@ from graders._judge import Mistake
 from graders._judge import expect
 from graders._judge import expect_close
 from graders._judge import expect_shape
-from graders._probe import Lesson
 from graders._tol import EXACT
+from m2t.grading.probe import Lesson
 
 lesson = Lesson("l13_machine_translation_data")
 

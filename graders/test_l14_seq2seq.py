@@ -24,9 +24,9 @@ from graders._judge import Mistake
 from graders._judge import expect
 from graders._judge import expect_close
 from graders._judge import expect_shape
-from graders._probe import Lesson
 from graders._tol import EXACT
 from graders._tol import GRAD
+from m2t.grading.probe import Lesson
 
 lesson = Lesson("l14_seq2seq")
 B, S, T, E, U, L = 2, 5, 3, 4, 6, 2

@@ -17,10 +17,10 @@ from graders._judge import Mistake
 from graders._judge import expect
 from graders._judge import expect_close
 from graders._judge import expect_shape
-from graders._probe import Lesson
 from graders._tol import EXACT
 from graders._tol import F32
 from graders._tol import GRAD
+from m2t.grading.probe import Lesson
 
 lesson = Lesson("l16_attention_scoring")
 B, T, S, D, V = 2, 3, 5, 8, 6

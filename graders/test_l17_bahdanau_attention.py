@@ -17,7 +17,7 @@ from graders._judge import Mistake
 from graders._judge import expect
 from graders._judge import expect_close
 from graders._judge import expect_shape
-from graders._probe import Lesson
+from m2t.grading.probe import Lesson
 
 lesson = Lesson("l17_bahdanau_attention")
 B, T, S, E, HD, L, V = 2, 3, 5, 7, 8, 2, 11

@@ -16,9 +16,9 @@ from graders._judge import Mistake
 from graders._judge import expect
 from graders._judge import expect_close
 from graders._judge import expect_shape
-from graders._probe import Lesson
 from graders._tol import EXACT
 from graders._tol import F32
+from m2t.grading.probe import Lesson
 
 lesson = Lesson("l19_self_attention_positional_encoding")
 B, T, D, L = 2, 3, 8, 50

@@ -18,9 +18,9 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from graders import _probe
 from graders._judge import CheckFailed
 from m2t import questions
+from m2t.grading import probe as _probe
 
 BANK = questions.bank()
 KEY = questions.load_key()

@@ -22,7 +22,7 @@ the newest input, k times over; errors pile up, so the 64-step predictions
 of d2l's noisy sine collapse to a nearly constant line.
 
 Data: d2l's noisy sine `x_t = sin(0.01 t) + N(0, 0.2^2)`, T = 1000, tau = 4,
-the first 600 examples for training (`datasets.noisy_sine`).
+the first 600 examples for training (`m2t_data.noisy_sine`).
 
 Reference: d2l 8.1 (9.1), "Sequence Models".
 """
@@ -152,9 +152,9 @@ def train_autoregressive_mlp(
 
 def main() -> None:
     """Train on the noisy sine and print the k-step prediction errors."""
-    import datasets
+    import m2t_data
 
-    _, x = datasets.noisy_sine(T=1000, verbose=True)
+    _, x = m2t_data.noisy_sine(T=1000, verbose=True)
     tau = 4
     model, losses = train_autoregressive_mlp(x, tau)
     print("training loss per epoch:", [round(v, 4) for v in losses])

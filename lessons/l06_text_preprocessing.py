@@ -151,9 +151,9 @@ class Vocab:
 
 def main() -> None:
     """The vocabularies of the character-level corpus."""
-    import datasets
+    import m2t_data
 
-    lines = datasets.time_machine_lines(verbose=True)
+    lines = m2t_data.time_machine_lines(verbose=True)
     for kind in ("word", "char"):
         tokens = tokenize(lines, kind)
         vocab = Vocab(tokens)

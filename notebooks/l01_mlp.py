@@ -26,7 +26,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import tensorflow as tf
 
-from m2t import notebooks
+from m2t.student import notebooks
 
 m = notebooks.load("01")
 

@@ -27,7 +27,7 @@ import keras
 import matplotlib.pyplot as plt
 import numpy as np
 
-from m2t import notebooks
+from m2t.student import notebooks
 
 m = notebooks.load("03")
 rng = np.random.default_rng(0)

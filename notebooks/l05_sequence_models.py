@@ -24,11 +24,11 @@
 import matplotlib.pyplot as plt
 import numpy as np
 
-import datasets
-from m2t import notebooks
+import m2t_data
+from m2t.student import notebooks
 
 m = notebooks.load("05")
-time, x = datasets.noisy_sine(T=1000)
+time, x = m2t_data.noisy_sine(T=1000)
 tau = 4
 
 # %%

@@ -23,11 +23,11 @@
 # %%
 import matplotlib.pyplot as plt
 
-import datasets
-from m2t import notebooks
+import m2t_data
+from m2t.student import notebooks
 
 m = notebooks.load("06")
-lines = datasets.time_machine_lines()  # embedded; source="real" for the book
+lines = m2t_data.time_machine_lines()  # embedded; source="real" for the book
 print(len(lines), "lines;", lines[0][:60])
 
 # %%

@@ -26,8 +26,8 @@
 import matplotlib.pyplot as plt
 import numpy as np
 
-import datasets
-from m2t import notebooks
+import m2t_data
+from m2t.student import notebooks
 
 m = notebooks.load("07")
 corpus = np.arange(35)  # token i is the number i: easy to follow
@@ -126,7 +126,7 @@ if batches:
 # every position the label is the next character.
 
 # %%
-text = " ".join(line for line in datasets.time_machine_lines() if line)
+text = " ".join(line for line in m2t_data.time_machine_lines() if line)
 chars = sorted(set(text))
 ids = np.array([chars.index(c) for c in text[:50_000]])
 with notebooks.attempt("seq_data_iter_sequential"):

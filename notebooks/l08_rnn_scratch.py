@@ -26,11 +26,11 @@ import keras
 import matplotlib.pyplot as plt
 import numpy as np
 
-import datasets
-from m2t import notebooks
+import m2t_data
+from m2t.student import notebooks
 
 m = notebooks.load("08")
-text = " ".join(line for line in datasets.time_machine_lines() if line)
+text = " ".join(line for line in m2t_data.time_machine_lines() if line)
 vocab = sorted(set(text))  # a space and a-z; index = position in the list
 V = len(vocab)
 lookup = {c: i for i, c in enumerate(vocab)}

@@ -27,11 +27,11 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.colors import ListedColormap
 
-import datasets
-from m2t import notebooks
+import m2t_data
+from m2t.student import notebooks
 
 m = notebooks.load("13")
-raw = datasets.fra_eng_text()  # generated English-French pairs, no download
+raw = m2t_data.fra_eng_text()  # generated English-French pairs, no download
 print(raw[:160])
 
 # %% [markdown]

@@ -26,7 +26,7 @@ import keras
 import matplotlib.pyplot as plt
 import numpy as np
 
-from m2t import notebooks
+from m2t.student import notebooks
 
 m = notebooks.load("17")
 B, S, T, V, E, Hd = 2, 7, 5, 12, 8, 16

@@ -26,7 +26,7 @@
 import matplotlib.pyplot as plt
 import numpy as np
 
-from m2t import notebooks
+from m2t.student import notebooks
 
 m = notebooks.load("19")
 max_len, D = (60, 32) if notebooks.short() else (100, 64)

@@ -262,9 +262,9 @@ def train_epoch(model, batches, optimizer, theta: float = 1.0) -> float:
 
 def main(epochs: int = 5, num_steps: int = 35, batch_size: int = 32) -> None:
     """Train on the embedded character corpus and generate some text."""
-    import datasets
+    import m2t_data
 
-    text = " ".join(datasets.time_machine_lines(verbose=True))
+    text = " ".join(m2t_data.time_machine_lines(verbose=True))
     lookup = keras.layers.StringLookup()  # index 0 is the unknown token
     lookup.adapt(list(text))
     vocab = lookup.get_vocabulary()

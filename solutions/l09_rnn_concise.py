@@ -150,9 +150,9 @@ def language_model(
 
 def main(epochs: int = 5, num_steps: int = 35, batch_size: int = 32) -> None:
     """Train on the embedded character corpus with Keras's fit."""
-    import datasets
+    import m2t_data
 
-    text = " ".join(datasets.time_machine_lines(verbose=True))
+    text = " ".join(m2t_data.time_machine_lines(verbose=True))
     lookup = keras.layers.StringLookup()  # index 0 is the unknown token
     lookup.adapt(list(text))
     corpus = np.asarray(lookup(list(text)))

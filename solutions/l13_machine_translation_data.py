@@ -234,15 +234,15 @@ def load_data_nmt(
         num_steps: int, the length of every row.
         num_examples: None for every pair, else the first ones.
         source: "embedded" (generated, no network) or "real" (d2l's
-            fra-eng), see `datasets.fra_eng_text`.
+            fra-eng), see `m2t_data.fra_eng_text`.
 
     Returns:
         `(src_array, src_valid_len, tgt_array, tgt_valid_len, src_vocab,
         tgt_vocab)`, arrays `(N, num_steps)` and `(N,)`.
     """
-    import datasets  # the course's own package (see README)
+    import m2t_data  # the course's own package (see README)
 
-    text = preprocess_nmt(datasets.fra_eng_text(source=source))
+    text = preprocess_nmt(m2t_data.fra_eng_text(source=source))
     src_lines, tgt_lines = tokenize_nmt(text, num_examples)
     reserved = [PAD, BOS, EOS]
     src_vocab = Vocab(src_lines, min_freq=2, reserved_tokens=reserved)

@@ -18,7 +18,7 @@ def run_m2t(
     """Run the `m2t` command line in a fresh process (as a user would)."""
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONHASHSEED": "0"}
     return subprocess.run(
-        [sys.executable, "-m", "m2t.cli", *args],
+        [sys.executable, "-m", "m2t", *args],
         cwd=cwd,
         env=env,
         capture_output=True,

@@ -6,9 +6,9 @@ import shutil
 import pytest
 
 from m2t import ROOT
-from m2t import make_lessons
-from m2t.make_lessons import MarkerError
-from m2t.make_lessons import cut
+from m2t.authoring import make_lessons
+from m2t.authoring.make_lessons import MarkerError
+from m2t.authoring.make_lessons import cut
 
 GOOD = '''"""Doc."""
 

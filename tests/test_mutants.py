@@ -5,7 +5,7 @@ import pytest
 
 from m2t import ROOT
 from m2t import curriculum
-from m2t import mutants
+from m2t.authoring import mutants
 
 WITH_MUTANTS = [
     lesson

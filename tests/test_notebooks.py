@@ -8,7 +8,7 @@ import pytest
 
 from m2t import ROOT
 from m2t import curriculum
-from m2t import notebooks
+from m2t.student import notebooks
 
 jupytext = pytest.importorskip("jupytext")
 nbclient = pytest.importorskip("nbclient")

@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from m2t import ROOT
-from m2t import release
+from m2t.authoring import release
 
 
 @pytest.fixture(scope="module")

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from m2t import ROOT
-from m2t.sandbox import decode
-from m2t.sandbox import encode
-from m2t.sandbox import stage
+from m2t.grading.sandbox import decode
+from m2t.grading.sandbox import encode
+from m2t.grading.sandbox import stage
 
 SOLUTION = (ROOT / "solutions" / "l16_attention_scoring.py").read_text()
 

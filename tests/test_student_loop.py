@@ -18,9 +18,9 @@ import pytest
 
 from m2t import ROOT
 from m2t import curriculum
-from m2t import make_lessons
+from m2t.authoring import make_lessons
 
-COPIED = ("m2t", "graders", "lessons", "solutions", "datasets", "notebooks")
+COPIED = ("m2t", "graders", "lessons", "solutions", "m2t_data", "notebooks")
 ENV = {
     **os.environ,
     "TF_CPP_MIN_LOG_LEVEL": "3",
@@ -50,7 +50,7 @@ def repo(tmp_path):
 
 def m2t_in(repo, *args, stdin="", timeout=900):
     return subprocess.run(
-        [sys.executable, "-m", "m2t.cli", *args],
+        [sys.executable, "-m", "m2t", *args],
         cwd=repo,
         env=ENV,
         input=stdin,
@@ -217,7 +217,7 @@ def test_reset_asks_first_and_keeps_a_backup(repo):
 
 
 def test_reset_in_the_student_edition_uses_the_pristine_copy(repo):
-    from m2t import reset
+    from m2t.student import reset
 
     reset.write_skeletons(repo / "solutions", repo / ".m2t" / "skeletons")
     shutil.rmtree(repo / "solutions")
@@ -236,7 +236,7 @@ def test_reset_in_the_student_edition_uses_the_pristine_copy(repo):
 # ------------------------------------------------------------------ watch
 @pytest.mark.parametrize("events", [True, False], ids=["events", "polling"])
 def test_changes_notice_a_save(tmp_path, events):
-    from m2t.watch import Changes
+    from m2t.student.watch import Changes
 
     path = tmp_path / "l16_attention_scoring.py"
     path.write_text("x = 1\n")
@@ -288,7 +288,7 @@ def test_scripted_session_watch_pass_move_on_progress_reset(repo):
     path = repo / "lessons" / f"{L16.module}.py"
     skeleton = path.read_text()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "m2t.cli", "watch", "16", "--max-grades", "3"],
+        [sys.executable, "-m", "m2t", "watch", "16", "--max-grades", "3"],
         cwd=repo,
         env=ENV,
         stdout=subprocess.PIPE,
@@ -340,8 +340,8 @@ def test_scripted_session_watch_pass_move_on_progress_reset(repo):
 def test_in_process_regrades_see_each_save_and_agree(tmp_path):
     """What `m2t watch` relies on: pytest run again in one process grades
     the file as saved now, and the same file grades the same way."""
-    from m2t import grading
-    from m2t import mutants
+    from m2t.authoring import mutants
+    from m2t.grading import runner as grading
 
     solution = (ROOT / "solutions" / f"{L16.module}.py").read_text()
     skeleton = make_lessons.cut(solution, f"{L16.module}.py")

@@ -58,7 +58,7 @@ cpu = tf.config.list_physical_devices("CPU")[0]
 tf.config.set_logical_device_configuration(
     cpu, [tf.config.LogicalDeviceConfiguration()] * 2
 )
-from solutions.train import Options, train
+from training import Options, train
 
 SETTINGS = {
     # SGD: Adam would magnify the rounding of near-zero gradients.
@@ -116,7 +116,7 @@ def free_ports(count: int) -> list[int]:
 
 
 def m2t_train(*args: str) -> list[str]:
-    return [sys.executable, "-m", "m2t.cli", "train", *args]
+    return [sys.executable, "-m", "m2t", "train", *args]
 
 
 def test_multiworker_on_loopback(tmp_path):

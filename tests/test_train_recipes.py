@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from solutions.train import recipes
+from training import recipes
 
 ALL = list(recipes.RECIPES)
 
@@ -22,8 +22,8 @@ def test_family_trains_a_few_steps(name, tmp_path):
     recipe = recipes.get(name)
     if not recipe.available():
         pytest.skip(f"solutions/{recipe.lesson}.py is not there yet")
-    from solutions.train import Options
-    from solutions.train import train
+    from training import Options
+    from training import train
 
     out = tmp_path / name
     report = train(Options(name, smoke=True, out=str(out), verbose=0))
@@ -43,7 +43,7 @@ def test_family_trains_a_few_steps(name, tmp_path):
 
 def test_list_shows_models_and_settings():
     proc = subprocess.run(
-        [sys.executable, "-m", "m2t.cli", "train", "--list"],
+        [sys.executable, "-m", "m2t", "train", "--list"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -79,7 +79,7 @@ def test_unknown_setting_is_refused():
 def test_a_fresh_run_uses_the_recipes_op_threads(model, threads, tmp_path):
     # A fresh process: TensorFlow fixes its threads when it starts.
     proc = subprocess.run(
-        [sys.executable, "-m", "m2t.cli", "train", model, "--smoke"]
+        [sys.executable, "-m", "m2t", "train", model, "--smoke"]
         + ["--verbose", "0", "--out", str(tmp_path)],
         capture_output=True,
         text=True,
@@ -92,7 +92,7 @@ def test_a_fresh_run_uses_the_recipes_op_threads(model, threads, tmp_path):
 
 
 def test_bad_op_threads_is_refused():
-    from solutions.train.strategy import set_op_threads
+    from training.strategy import set_op_threads
 
     with pytest.raises(ValueError, match=r"`op_threads` .* got -1"):
         set_op_threads(-1)

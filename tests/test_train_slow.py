@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import pytest
 
-import datasets
+import m2t_data
 
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(
-        datasets.real_data_dir() is None,
+        m2t_data.real_data_dir() is None,
         reason="the real data folder (../shared/data/real) is absent",
     ),
 ]
@@ -37,8 +37,8 @@ MEASURED_WITH = {"op_threads": 0}  # TensorFlow's default threads
     "name,seed", [("seq2seq", 0), ("bahdanau", 0), ("transformer", 2)]
 )
 def test_d2l_translations_reach_bleu_1(name, seed, tmp_path):
-    from solutions.train import Options
-    from solutions.train import train
+    from training import Options
+    from training import train
 
     report = train(
         Options(
@@ -56,8 +56,8 @@ def test_d2l_translations_reach_bleu_1(name, seed, tmp_path):
 
 
 def test_d2l_character_gru_perplexity(tmp_path):
-    from solutions.train import Options
-    from solutions.train import train
+    from training import Options
+    from training import train
 
     report = train(
         Options(

@@ -1,4 +1,4 @@
-"""Shared fixtures for the datasets tests: offline, isolated caches."""
+"""Shared fixtures for the m2t_data tests: offline, isolated caches."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ import pytest
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-# Our `datasets` must come first on sys.path, ahead of any Hugging Face
-# `datasets` that may be installed.
+# Our `m2t_data` must come first on sys.path, ahead of any Hugging Face
+# `m2t_data` that may be installed.
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-import datasets  # noqa: E402
+import m2t_data  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -30,7 +30,7 @@ def _offline(monkeypatch, tmp_path):
 @pytest.fixture(scope="session")
 def real_dir() -> Path:
     """The shared folder with the book's files, or skip."""
-    path = datasets.real_data_dir()
+    path = m2t_data.real_data_dir()
     if path is None:
         pytest.skip(
             "real data folder absent (<repo>/../shared/data/real or "

@@ -8,14 +8,14 @@ import time
 import numpy as np
 import pytest
 
-import datasets
-from datasets import toy_translation
+import m2t_data
+from m2t_data import toy_translation
 
 # ---------------------------------------------------------- noisy sine
 
 
 def test_noisy_sine_shapes_and_formula():
-    t, x = datasets.noisy_sine()
+    t, x = m2t_data.noisy_sine()
     assert t.shape == x.shape == (1000,)
     assert t.dtype == x.dtype == np.float32
     np.testing.assert_array_equal(t, np.arange(1, 1001))
@@ -25,20 +25,20 @@ def test_noisy_sine_shapes_and_formula():
 
 
 def test_noisy_sine_is_deterministic_per_seed():
-    a, b = datasets.noisy_sine(seed=0)[1], datasets.noisy_sine(seed=0)[1]
-    c = datasets.noisy_sine(seed=1)[1]
+    a, b = m2t_data.noisy_sine(seed=0)[1], m2t_data.noisy_sine(seed=0)[1]
+    c = m2t_data.noisy_sine(seed=1)[1]
     np.testing.assert_array_equal(a, b)
     assert not np.array_equal(a, c)
-    assert datasets.noisy_sine(T=7)[0].shape == (7,)
+    assert m2t_data.noisy_sine(T=7)[0].shape == (7,)
     with pytest.raises(ValueError, match="`T` must be positive, got 0"):
-        datasets.noisy_sine(T=0)
+        m2t_data.noisy_sine(T=0)
 
 
 # ------------------------------------------------------ char corpus
 
 
 def test_char_corpus_looks_like_time_machine_lines():
-    lines = datasets.time_machine_lines()
+    lines = m2t_data.time_machine_lines()
     chars = "".join(lines)
     assert 200_000 < len(chars) < 400_000
     assert set(chars) == set("abcdefghijklmnopqrstuvwxyz ")
@@ -50,8 +50,8 @@ def test_char_corpus_looks_like_time_machine_lines():
 
 
 def test_char_corpus_is_deterministic_per_seed():
-    assert datasets.time_machine_lines() == datasets.time_machine_lines()
-    assert datasets.time_machine_lines(seed=1) != datasets.time_machine_lines()
+    assert m2t_data.time_machine_lines() == m2t_data.time_machine_lines()
+    assert m2t_data.time_machine_lines(seed=1) != m2t_data.time_machine_lines()
 
 
 # -------------------------------------------------- translation corpus
@@ -59,12 +59,12 @@ def test_char_corpus_is_deterministic_per_seed():
 
 @pytest.fixture(scope="module")
 def train():
-    return datasets.translation_pairs("embedded", "train")
+    return m2t_data.translation_pairs("embedded", "train")
 
 
 @pytest.fixture(scope="module")
 def test():
-    return datasets.translation_pairs("embedded", "test")
+    return m2t_data.translation_pairs("embedded", "test")
 
 
 def test_translation_sizes_and_format(train, test):
@@ -73,7 +73,7 @@ def test_translation_sizes_and_format(train, test):
         assert en == en.lower() and fr == fr.lower()
         assert en[-2:] in (" .", " !") and fr[-2:] == en[-2:]
         assert len(en.split(" ")) <= 9 and len(fr.split(" ")) <= 9
-    raw = datasets.fra_eng_text()
+    raw = m2t_data.fra_eng_text()
     first = raw.split("\n")[0]
     assert first[0].isupper() and "\t" in first and first[-1] in ".!"
     assert raw.endswith("\n") and raw.count("\n") == 3000
@@ -94,8 +94,8 @@ def test_translation_is_a_function_of_the_source(train, test):
 
 
 def test_translation_is_deterministic_per_seed(train):
-    assert datasets.translation_pairs() == train
-    assert datasets.translation_pairs(seed=1) != train
+    assert m2t_data.translation_pairs() == train
+    assert m2t_data.translation_pairs(seed=1) != train
 
 
 def _french_for(pairs, english_part):
@@ -189,61 +189,61 @@ def test_word_order_differs_often(train):
 
 def test_toy_shapes_shapes_dtypes_balance():
     for split, n in (("train", 6000), ("test", 1000)):
-        x, y = datasets.toy_shapes(split)
+        x, y = m2t_data.toy_shapes(split)
         assert x.shape == (n, 28, 28, 1) and x.dtype == np.uint8
         assert y.shape == (n,) and y.dtype == np.int32
         np.testing.assert_array_equal(np.bincount(y), [n // 10] * 10)
 
 
 def test_toy_shapes_is_deterministic_and_varied():
-    x0, y0 = datasets.toy_shapes("test", seed=0)
-    x1, y1 = datasets.toy_shapes("test", seed=0)
+    x0, y0 = m2t_data.toy_shapes("test", seed=0)
+    x1, y1 = m2t_data.toy_shapes("test", seed=0)
     np.testing.assert_array_equal(x0, x1)
     np.testing.assert_array_equal(y0, y1)
-    assert not np.array_equal(datasets.toy_shapes("test", seed=1)[0], x0)
-    assert not np.array_equal(datasets.toy_shapes("train")[0][:1000], x0)
+    assert not np.array_equal(m2t_data.toy_shapes("test", seed=1)[0], x0)
+    assert not np.array_equal(m2t_data.toy_shapes("train")[0][:1000], x0)
     disks = x0[y0 == 0].astype(np.float32)
     assert disks.std(axis=0).mean() > 30  # position/size/noise vary
 
 
 def test_toy_shapes_classes_differ_on_average():
-    x, y = datasets.toy_shapes("train")
+    x, y = m2t_data.toy_shapes("train")
     means = np.stack([x[y == c].mean(axis=0).ravel() for c in range(10)])
     dist = np.linalg.norm(means[:, None] - means[None], axis=-1)
     assert dist[~np.eye(10, dtype=bool)].min() > 50
 
 
 def test_images_pipeline_resize_and_batch():
-    ds = datasets.images(resize=32, batch_size=16)
+    ds = m2t_data.images(resize=32, batch_size=16)
     x, y = next(iter(ds))
     assert tuple(x.shape) == (16, 32, 32, 1) and x.dtype.name == "float32"
     assert tuple(y.shape) == (16,) and y.dtype.name == "int32"
     assert 0.0 <= float(np.min(x)) and float(np.max(x)) <= 1.0
-    x, _ = next(iter(datasets.images(split="test", resize=(20, 24))))
+    x, _ = next(iter(m2t_data.images(split="test", resize=(20, 24))))
     assert tuple(x.shape) == (20, 24, 1)
-    x, y = next(iter(datasets.images()))
-    raw_x, raw_y = datasets.toy_shapes("train")
+    x, y = next(iter(m2t_data.images()))
+    raw_x, raw_y = m2t_data.toy_shapes("train")
     np.testing.assert_allclose(x.numpy()[..., 0], raw_x[0, ..., 0] / 255.0)
     assert int(y) == raw_y[0]
 
 
 def test_bad_arguments_are_named():
     with pytest.raises(ValueError, match="`source` must be"):
-        datasets.images("mnist")
+        m2t_data.images("mnist")
     with pytest.raises(ValueError, match="`split` must be"):
-        datasets.toy_shapes("val")
+        m2t_data.toy_shapes("val")
     with pytest.raises(ValueError, match="`source` must be"):
-        datasets.time_machine_lines("book")
+        m2t_data.time_machine_lines("book")
 
 
 # -------------------------------------------------- announcements, speed
 
 
 def test_verbose_says_which_data(capsys):
-    datasets.translation_pairs(verbose=True)
-    datasets.noisy_sine(verbose=True)
-    datasets.time_machine_lines(seed=3, verbose=True)
-    datasets.images(verbose=True)
+    m2t_data.translation_pairs(verbose=True)
+    m2t_data.noisy_sine(verbose=True)
+    m2t_data.time_machine_lines(seed=3, verbose=True)
+    m2t_data.images(verbose=True)
     assert capsys.readouterr().out.splitlines() == [
         "data: toy_fra_eng (embedded, seed 0, split train)",
         "data: noisy_sine (embedded, seed 0, T 1000)",
@@ -257,19 +257,19 @@ def _first_batch(ds):
 
 
 LOADERS = {
-    "noisy_sine": lambda: datasets.noisy_sine(),
-    "toy_char_corpus": lambda: datasets.time_machine_lines(),
-    "toy_fra_eng_text": lambda: datasets.fra_eng_text(),
+    "noisy_sine": lambda: m2t_data.noisy_sine(),
+    "toy_char_corpus": lambda: m2t_data.time_machine_lines(),
+    "toy_fra_eng_text": lambda: m2t_data.fra_eng_text(),
     "toy_fra_eng_pairs": lambda: (
-        datasets.translation_pairs("embedded", "train"),
-        datasets.translation_pairs("embedded", "test"),
+        m2t_data.translation_pairs("embedded", "train"),
+        m2t_data.translation_pairs("embedded", "test"),
     ),
     "toy_shapes_arrays": lambda: (
-        datasets.toy_shapes("train"),
-        datasets.toy_shapes("test"),
+        m2t_data.toy_shapes("train"),
+        m2t_data.toy_shapes("test"),
     ),
     "toy_shapes_pipeline": lambda: _first_batch(
-        datasets.images(resize=96, batch_size=128)
+        m2t_data.images(resize=96, batch_size=128)
     ),
 }
 

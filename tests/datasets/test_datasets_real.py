@@ -8,9 +8,9 @@ import shutil
 
 import pytest
 
-import datasets
-from datasets import _fetch
-from datasets import text
+import m2t_data
+from m2t_data import _fetch
+from m2t_data import text
 
 
 def make_vocab(tokens, min_freq=0, reserved=()):
@@ -36,7 +36,7 @@ def pad_to(ids, num_steps, pad):
 
 @pytest.fixture(scope="module")
 def tm_lines(time_machine_file, tmp_path_factory):
-    return datasets.time_machine_lines(
+    return m2t_data.time_machine_lines(
         "real",
         data_dir=time_machine_file.parent,
         cache_dir=tmp_path_factory.mktemp("cache"),
@@ -45,7 +45,7 @@ def tm_lines(time_machine_file, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def fra_pairs(fra_eng_file, tmp_path_factory):
-    return datasets.translation_pairs(
+    return m2t_data.translation_pairs(
         "real",
         data_dir=fra_eng_file.parent,
         cache_dir=tmp_path_factory.mktemp("cache"),
@@ -95,14 +95,14 @@ def test_fra_eng_pairs_and_source_vocab_10012(fra_pairs):
 
 
 def test_fra_eng_text_is_raw(fra_eng_file, tmp_path):
-    raw = datasets.fra_eng_text("real", data_dir=fra_eng_file.parent)
+    raw = m2t_data.fra_eng_text("real", data_dir=fra_eng_file.parent)
     assert raw.startswith("Go.\tVa !\nHi.\tSalut !\n")
     assert "\u202f" in raw  # untouched before preprocessing
 
 
 def test_real_test_split_is_refused(fra_eng_file):
     with pytest.raises(ValueError, match="only split 'train'"):
-        datasets.fra_eng_text(
+        m2t_data.fra_eng_text(
             "real", data_dir=fra_eng_file.parent, split="test"
         )
 
@@ -119,7 +119,7 @@ def _preprocess_nmt_by_chars(text_in):
 
 
 def test_preprocess_nmt_matches_a_character_loop(fra_eng_file):
-    raw = datasets.fra_eng_text("real", data_dir=fra_eng_file.parent)
+    raw = m2t_data.fra_eng_text("real", data_dir=fra_eng_file.parent)
     sample = raw[:200_000] + "\n.Start,end!?x\xa0?"
     assert text.preprocess_nmt(sample) == _preprocess_nmt_by_chars(sample)
 
@@ -129,19 +129,19 @@ def test_preprocess_nmt_matches_a_character_loop(fra_eng_file):
 
 def test_fetch_copies_verified_file_into_cache(time_machine_file, tmp_path):
     cache = tmp_path / "cache"
-    path = datasets.fetch("timemachine.txt", time_machine_file.parent, cache)
+    path = m2t_data.fetch("timemachine.txt", time_machine_file.parent, cache)
     assert path == cache / "timemachine.txt"
     assert _fetch.sha1_of(path) == _fetch.RESOURCES["timemachine.txt"].sha1
     assert sorted(p.name for p in cache.iterdir()) == ["timemachine.txt"]
     # Now cached: found without a folder and without the network.
-    assert datasets.fetch("timemachine.txt", cache_dir=cache) == path
+    assert m2t_data.fetch("timemachine.txt", cache_dir=cache) == path
 
 
 @pytest.mark.parametrize(
     "filename,loader",
     [
-        ("timemachine.txt", datasets.time_machine_lines),
-        ("fra-eng.zip", datasets.fra_eng_text),
+        ("timemachine.txt", m2t_data.time_machine_lines),
+        ("fra-eng.zip", m2t_data.fra_eng_text),
     ],
     ids=["time_machine", "fra_eng"],
 )
@@ -159,7 +159,7 @@ def test_corrupt_file_names_file_and_both_hashes(
     got = hashlib.sha1(bytes(data)).hexdigest()
     expected = _fetch.RESOURCES[filename].sha1
 
-    with pytest.raises(datasets.ChecksumError) as info:
+    with pytest.raises(m2t_data.ChecksumError) as info:
         loader("real", data_dir=mirror, cache_dir=cache)
     message = str(info.value)
     assert filename in message
@@ -171,21 +171,21 @@ def test_corrupt_file_names_file_and_both_hashes(
 def test_missing_file_names_file_and_folder(tmp_path):
     empty, cache = tmp_path / "empty", tmp_path / "cache"
     empty.mkdir()
-    with pytest.raises(datasets.DataNotFoundError) as info:
-        datasets.time_machine_lines("real", data_dir=empty, cache_dir=cache)
+    with pytest.raises(m2t_data.DataNotFoundError) as info:
+        m2t_data.time_machine_lines("real", data_dir=empty, cache_dir=cache)
     assert "timemachine.txt" in str(info.value)
     assert str(empty) in str(info.value)
     assert not cache.exists() or list(cache.iterdir()) == []
 
 
 def test_offline_without_folder_or_cache_is_a_clear_error(tmp_path):
-    with pytest.raises(datasets.DataNotFoundError, match="fra-eng.zip.*off"):
-        datasets.fra_eng_text("real", cache_dir=tmp_path)
+    with pytest.raises(m2t_data.DataNotFoundError, match="fra-eng.zip.*off"):
+        m2t_data.fra_eng_text("real", cache_dir=tmp_path)
 
 
 def test_mirror_from_environment(monkeypatch, time_machine_file, tmp_path):
     monkeypatch.setenv("M2T_DATA_MIRROR", str(time_machine_file.parent))
-    lines = datasets.time_machine_lines("real", cache_dir=tmp_path)
+    lines = m2t_data.time_machine_lines("real", cache_dir=tmp_path)
     assert len(lines) == 3221
 
 
@@ -193,10 +193,10 @@ def test_corrupt_cached_copy_is_replaced(time_machine_file, tmp_path):
     cache = tmp_path / "cache"
     cache.mkdir()
     (cache / "timemachine.txt").write_text("not the book")
-    with pytest.raises(datasets.DataNotFoundError):
-        datasets.fetch("timemachine.txt", cache_dir=cache)  # offline
+    with pytest.raises(m2t_data.DataNotFoundError):
+        m2t_data.fetch("timemachine.txt", cache_dir=cache)  # offline
     assert list(cache.iterdir()) == []  # the corrupt copy is gone
-    path = datasets.fetch("timemachine.txt", time_machine_file.parent, cache)
+    path = m2t_data.fetch("timemachine.txt", time_machine_file.parent, cache)
     assert _fetch.sha1_of(path) == _fetch.RESOURCES["timemachine.txt"].sha1
 
 
@@ -219,25 +219,25 @@ def test_fetch_logic_on_a_tiny_file(tiny_resource, tmp_path):
     mirror, cache = tmp_path / "mirror", tmp_path / "cache"
     mirror.mkdir()
     (mirror / "tiny.txt").write_bytes(body)
-    assert datasets.fetch("tiny.txt", mirror, cache).read_bytes() == body
+    assert m2t_data.fetch("tiny.txt", mirror, cache).read_bytes() == body
 
     shutil.rmtree(cache)
     (mirror / "tiny.txt").write_bytes(body.upper())
     bad = hashlib.sha1(body.upper()).hexdigest()
-    with pytest.raises(datasets.ChecksumError, match=f"tiny.txt.*{res.sha1}"):
-        datasets.fetch("tiny.txt", mirror, cache)
-    with pytest.raises(datasets.ChecksumError, match=bad):
-        datasets.fetch("tiny.txt", mirror, cache)
+    with pytest.raises(m2t_data.ChecksumError, match=f"tiny.txt.*{res.sha1}"):
+        m2t_data.fetch("tiny.txt", mirror, cache)
+    with pytest.raises(m2t_data.ChecksumError, match=bad):
+        m2t_data.fetch("tiny.txt", mirror, cache)
     assert list(cache.iterdir()) == []
 
 
 def test_unknown_file_name():
     with pytest.raises(ValueError, match="unknown data file 'nope.txt'"):
-        datasets.fetch("nope.txt")
+        m2t_data.fetch("nope.txt")
 
 
 def test_real_data_dir_follows_environment(monkeypatch, tmp_path):
     monkeypatch.setenv("M2T_REAL_DATA", str(tmp_path))
-    assert datasets.real_data_dir() == tmp_path
+    assert m2t_data.real_data_dir() == tmp_path
     monkeypatch.setenv("M2T_REAL_DATA", str(tmp_path / "absent"))
-    assert datasets.real_data_dir() is None
+    assert m2t_data.real_data_dir() is None

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 import tensorflow_datasets as tfds
 
-import datasets
+import m2t_data
 
 tfds.disable_progress_bar()
-REPO_ROOT = Path(datasets.__file__).resolve().parent.parent
+REPO_ROOT = Path(m2t_data.__file__).resolve().parent.parent
 
 
 def manual(folder) -> dict:
@@ -29,7 +29,7 @@ def files_under(path: Path) -> list[Path]:
 
 def test_builders_are_registered():
     names = set(tfds.list_builders(with_community_datasets=False))
-    assert set(datasets.TFDS_BUILDERS) <= names
+    assert set(m2t_data.TFDS_BUILDERS) <= names
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +40,7 @@ def data_dir(tmp_path_factory) -> Path:
 def test_noisy_sine(data_dir):
     ds = tfds.load("noisy_sine", split="train", data_dir=data_dir)
     (example,) = list(tfds.as_numpy(ds))
-    time, x = datasets.noisy_sine()
+    time, x = m2t_data.noisy_sine()
     np.testing.assert_array_equal(example["time"], time)
     np.testing.assert_array_equal(example["x"], x)
 
@@ -49,7 +49,7 @@ def test_toy_char_corpus_keeps_line_order(data_dir):
     ds = tfds.load("toy_char_corpus", split="train", data_dir=data_dir)
     batch = next(iter(tfds.as_numpy(ds.batch(100_000))))
     lines = [line.decode() for line in batch["text"]]
-    assert lines == datasets.time_machine_lines()
+    assert lines == m2t_data.time_machine_lines()
 
 
 def test_toy_fra_eng_splits(data_dir):
@@ -62,7 +62,7 @@ def test_toy_fra_eng_splits(data_dir):
             (src.decode(), tgt.decode())
             for src, tgt in zip(batch["source"], batch["target"], strict=True)
         ]
-        assert got == datasets.translation_pairs("embedded", split)
+        assert got == m2t_data.translation_pairs("embedded", split)
 
 
 def test_toy_shapes_supervised(data_dir):
@@ -78,7 +78,7 @@ def test_toy_shapes_supervised(data_dir):
     x, y = next(iter(tfds.as_numpy(ds.batch(1000))))
     assert x.shape == (1000, 28, 28, 1) and x.dtype == np.uint8
     np.testing.assert_array_equal(np.bincount(y), [100] * 10)
-    ref_x, ref_y = datasets.toy_shapes("test")
+    ref_x, ref_y = m2t_data.toy_shapes("test")
     # TFDS shuffles by key: compare as multisets of (image, label).
     assert sorted(zip(map(bytes, x), y.tolist(), strict=True)) == sorted(
         zip(map(bytes, ref_x), ref_y.tolist(), strict=True)
@@ -124,7 +124,7 @@ def test_corrupt_manual_file_is_an_error_and_leaves_nothing(
     data[100] ^= 0x20
     (folder / "timemachine.txt").write_bytes(bytes(data))
     out = tmp_path / "tfds"
-    with pytest.raises(datasets.ChecksumError) as info:
+    with pytest.raises(m2t_data.ChecksumError) as info:
         tfds.load(
             "time_machine",
             split="train",
@@ -144,7 +144,7 @@ def test_file_missing_from_manual_dir_is_named(tmp_path):
     folder.mkdir()
     (folder / "README").write_text("not the data")
     out = tmp_path / "tfds"
-    with pytest.raises(datasets.DataNotFoundError, match="fra-eng.zip"):
+    with pytest.raises(m2t_data.DataNotFoundError, match="fra-eng.zip"):
         tfds.load(
             "fra_eng",
             split="train",
@@ -155,7 +155,7 @@ def test_file_missing_from_manual_dir_is_named(tmp_path):
 
 
 def test_offline_without_manual_dir_is_named(tmp_path):
-    with pytest.raises(datasets.DataNotFoundError, match="timemachine.txt"):
+    with pytest.raises(m2t_data.DataNotFoundError, match="timemachine.txt"):
         tfds.load("time_machine", split="train", data_dir=tmp_path)
 
 
@@ -163,12 +163,12 @@ def test_offline_without_manual_dir_is_named(tmp_path):
 
 
 def test_fashion_mnist_absent_is_a_clear_error(tmp_path):
-    with pytest.raises(datasets.DataNotFoundError, match="fashion_mnist"):
-        datasets.images("fashion_mnist", data_dir=tmp_path, download=False)
+    with pytest.raises(m2t_data.DataNotFoundError, match="fashion_mnist"):
+        m2t_data.images("fashion_mnist", data_dir=tmp_path, download=False)
 
 
 def test_fashion_mnist_fallback_prints_notice(tmp_path, capsys):
-    ds = datasets.images(
+    ds = m2t_data.images(
         "fashion_mnist",
         split="test",
         resize=96,
@@ -190,7 +190,7 @@ import sys
 sys.path.insert(0, {root!r})
 {first}
 {second}
-assert datasets.__file__.startswith({root!r}), datasets.__file__
+assert m2t_data.__file__.startswith({root!r}), m2t_data.__file__
 assert "toy_shapes" in tfds.list_builders(with_community_datasets=False)
 b = tfds.builder("noisy_sine", data_dir={out!r})
 if {prepare}:
@@ -209,7 +209,7 @@ print("ok")
 
 @pytest.mark.parametrize("tfds_first", [True, False], ids=["tfds", "ours"])
 def test_works_when_our_datasets_shadows_hugging_face(tmp_path, tfds_first):
-    imports = ["import tensorflow_datasets as tfds", "import datasets"]
+    imports = ["import tensorflow_datasets as tfds", "import m2t_data"]
     if not tfds_first:
         imports.reverse()
     code = _SHADOW_CHECK.format(

@@ -7,7 +7,7 @@ beside it (generated, never committed).
 
 In a notebook:
 
-    from m2t import notebooks
+    from m2t.student import notebooks
     m = notebooks.load("16")    # your lessons/l16_*.py, fresh after each save
     notebooks.grade("16")       # the lesson's grader, in this kernel
 
@@ -44,8 +44,8 @@ def short() -> bool:
 def load(lesson: str) -> ModuleType:
     """The module of `lesson` ("16", "l16", ...) from `impl()`; re-executed
     when its file has changed since the last call."""
-    from graders import _impl
-    from graders import _probe
+    from m2t.grading import impl as _impl
+    from m2t.grading import probe as _probe
 
     _probe._configure_tensorflow()  # the same determinism as the grader
     _probe.seed_everything()  # which needs a seed before any random op
@@ -56,8 +56,8 @@ def load(lesson: str) -> ModuleType:
 def grade(lesson: str, verbose: bool = False):
     """Run `lesson`'s grader against `impl()` in this kernel and print the
     table `m2t grade` prints; returns the `LessonResult`."""
-    from m2t import grading
-    from m2t import reports
+    from m2t.grading import reports
+    from m2t.grading import runner as grading
 
     chosen = curriculum.find(lesson)
     (result,) = grading.grade([chosen], impl=impl())
@@ -135,11 +135,11 @@ def toy_shapes(steps: int, resize: int | None = None, batch_size: int = 64):
     """
     import numpy as np
 
-    import datasets
+    import m2t_data
 
-    train = datasets.images(resize=resize, batch_size=batch_size).take(steps)
+    train = m2t_data.images(resize=resize, batch_size=batch_size).take(steps)
     x_test, y_test = next(
-        iter(datasets.images("embedded", "test", resize, 200))
+        iter(m2t_data.images("embedded", "test", resize, 200))
     )
     return train, (np.asarray(x_test), np.asarray(y_test))
 
@@ -173,7 +173,7 @@ def fit_and_show(
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from datasets.toy_shapes import CLASS_NAMES
+    from m2t_data.toy_shapes import CLASS_NAMES
 
     if batchnorm_momentum is not None:
         # Keras has no public walk over the layers nested in custom layers.

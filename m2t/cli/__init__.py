@@ -32,8 +32,8 @@ def _lessons(names: Sequence[str]):
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
-    from m2t import grading
-    from m2t import reports
+    from m2t.grading import reports
+    from m2t.grading import runner as grading
 
     lessons = _lessons(args.lessons)
     start = time.perf_counter()
@@ -41,7 +41,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     if args.submission:
         import tempfile
 
-        from m2t import sandbox
+        from m2t.grading import sandbox
 
         staged = Path(tempfile.mkdtemp(prefix="m2t-submission-"))
         impl = str(
@@ -86,8 +86,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
 def _partial_report(path: Path, lessons, start: float):
     """An `on_check` that rewrites results.json after every check."""
-    from m2t import grading
-    from m2t import reports
+    from m2t.grading import reports
+    from m2t.grading import runner as grading
 
     done: list = []
 
@@ -104,7 +104,7 @@ def _partial_report(path: Path, lessons, start: float):
 
 def cmd_release(args: argparse.Namespace) -> int:
     from m2t import ROOT
-    from m2t import release
+    from m2t.authoring import release
 
     if not (ROOT / "solutions").is_dir():
         print("m2t: error: release needs the full repository", file=sys.stderr)
@@ -121,10 +121,10 @@ def cmd_release(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from graders import _impl
     from m2t import curriculum
-    from m2t import grading
-    from m2t import progress
+    from m2t.grading import impl as _impl
+    from m2t.grading import runner as grading
+    from m2t.student import progress
 
     state = grading.load_state()
     folder = _impl.resolve(args.impl)
@@ -136,7 +136,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_make_lessons(args: argparse.Namespace) -> int:
     from m2t import ROOT
-    from m2t import make_lessons
+    from m2t.authoring import make_lessons
 
     solutions = Path(args.solutions or ROOT / "solutions")
     lessons = Path(args.lessons or ROOT / "lessons")
@@ -160,7 +160,7 @@ def cmd_make_lessons(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from m2t import selfcheck
+    from m2t.authoring import selfcheck
 
     with _quiet_native_stderr(True):
         problems = selfcheck.run(
@@ -174,7 +174,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_mutants(args: argparse.Namespace) -> int:
-    from m2t import mutants
+    from m2t.authoring import mutants
 
     with _quiet_native_stderr(True):
         outcomes = mutants.run(_lessons(args.lessons))
@@ -209,9 +209,9 @@ def cmd_answers_template(args: argparse.Namespace) -> int:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from graders import _impl
     from graders.test_questions import expected_value
     from m2t import questions
+    from m2t.grading import impl as _impl
 
     bank = questions.bank()
     key = questions.load_key()
@@ -257,8 +257,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 def cmd_train(args: argparse.Namespace) -> int:
     try:  # instructor side: solutions/ is not in the student edition
-        from solutions.train import recipes
-        from solutions.train import run
+        from training import recipes
+        from training import run
     except ModuleNotFoundError as exc:
         if not (exc.name or "").startswith("solutions"):
             raise
@@ -519,7 +519,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     exp.set_defaults(func=cmd_explain)
 
-    from m2t import student
+    from m2t.cli import student
 
     student.add_commands(sub)
     _add_train(sub)

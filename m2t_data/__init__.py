@@ -6,7 +6,7 @@ Real data (d2l's files, SHA-1 checked, cached) and embedded stand-ins
 ``time_machine``, ``fra_eng``, ``noisy_sine``, ``toy_char_corpus``,
 ``toy_fra_eng``, ``toy_shapes``. See README.md.
 
-Note: this package is named ``datasets`` and shadows Hugging Face's
+Note: this package is named ``m2t_data`` and shadows Hugging Face's
 package of that name wherever it comes first on ``sys.path``.
 """
 
@@ -50,10 +50,10 @@ TFDS_BUILDERS = (
 
 
 def __getattr__(name: str):
-    # Code written for Hugging Face's `datasets` (load_dataset, Dataset...)
+    # Code written for Hugging Face's `m2t_data` (load_dataset, Dataset...)
     # reaches this module when it shadows that package: say so plainly.
     raise AttributeError(
-        f"module 'datasets' has no attribute {name!r}. This is the "
-        "mlp-to-transformer `datasets` package (TFDS builders and embedded "
-        "data), not Hugging Face's `datasets`, which it shadows."
+        f"module 'm2t_data' has no attribute {name!r}. This is the "
+        "mlp-to-transformer `m2t_data` package (TFDS builders and embedded "
+        "data), not Hugging Face's `m2t_data`, which it shadows."
     )

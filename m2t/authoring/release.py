@@ -20,9 +20,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from m2t import ROOT
-from m2t import reset
-from m2t.make_lessons import BEGIN
-from m2t.make_lessons import END
+from m2t.authoring.make_lessons import BEGIN
+from m2t.authoring.make_lessons import END
+from m2t.student import reset
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -41,11 +41,12 @@ ALLOW = (
     "lessons/answers.toml",
     "graders/*.py",
     "graders/*.toml",
-    "datasets/*.py",
-    "datasets/*/*.py",
-    "datasets/README.md",
+    "m2t_data/*.py",
+    "m2t_data/*/*.py",
+    "m2t_data/README.md",
     "m2t/*.py",
-    "m2t/templates/*",
+    "m2t/*/*.py",
+    "m2t/authoring/templates/*",
     "notebooks/*.py",
     "notebooks/*.md",
     ".m2t/skeletons/*.py",
@@ -58,11 +59,14 @@ SOURCES = (
     ".gitignore",
     "lessons",
     "graders",
-    "datasets",
+    "m2t_data",
     "m2t",
     "notebooks",
 )
 """What is copied from the repository (then filtered by ALLOW)."""
+
+TEMPLATES = ROOT / "m2t" / "authoring" / "templates"
+"""The student README and the Classroom workflow the edition gets."""
 
 MIN_REGION_NODES = 12
 """A region smaller than this many AST nodes is too generic to fingerprint."""
@@ -98,11 +102,14 @@ def build(out: Path) -> list[str]:
                 (out / rel).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(path, out / rel)
     shutil.copy2(
-        ROOT / "m2t" / "templates" / "README.student.md", out / "README.md"
+        ROOT / "m2t" / "authoring" / "templates" / "README.student.md",
+        out / "README.md",
     )
     workflow = out / ".github" / "workflows" / "grade.yml"
     workflow.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(ROOT / "m2t" / "templates" / "classroom.yml", workflow)
+    shutil.copy2(
+        ROOT / "m2t" / "authoring" / "templates" / "classroom.yml", workflow
+    )
     # pristine skeletons for `m2t reset` (the edition has no generator input)
     reset.write_skeletons(ROOT / "solutions", out / ".m2t" / "skeletons")
     ignore = out / ".gitignore"

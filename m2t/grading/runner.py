@@ -223,7 +223,7 @@ def grade(
         on_check: called after each check (for live progress).
         show_pytest: let pytest print to the terminal.
         sandbox: run the student's code in a sandboxed worker process
-            (`m2t.sandbox`) instead of this one; `timeout` then limits
+            (`m2t.grading.sandbox`) instead of this one; `timeout` then limits
             each probe and `lesson_timeout` all probes of a lesson.
         plugins: more pytest plugins for this run (e.g. `m2t watch` stops
             a run early when a file is saved again).

@@ -192,7 +192,7 @@ def fetch(
         raise DataNotFoundError(
             f"{res.filename}: not cached in {cache} and downloading is off. "
             "Pass data_dir=<folder holding the file> (e.g. "
-            "datasets.real_data_dir()) or set $M2T_DATA_MIRROR."
+            "m2t_data.real_data_dir()) or set $M2T_DATA_MIRROR."
         )
     log.info("downloading %s", res.url)
     try:

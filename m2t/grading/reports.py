@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
 
-from m2t.grading import LessonResult
+from m2t.grading.runner import LessonResult
 
 _MARK = {
     "passed": "ok",

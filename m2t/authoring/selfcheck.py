@@ -16,9 +16,9 @@ from pathlib import Path
 
 from m2t import ROOT
 from m2t import curriculum
-from m2t import make_lessons
-from m2t import mutants
-from m2t.grading import LessonResult
+from m2t.authoring import make_lessons
+from m2t.authoring import mutants
+from m2t.grading.runner import LessonResult
 
 
 def structure(lessons: Sequence[curriculum.Lesson]) -> list[str]:
@@ -95,7 +95,7 @@ def run(
     lessons: Sequence[curriculum.Lesson], skeletons: Path | None = None
 ) -> list[str]:
     """All checks; `skeletons` is the folder graded as the untouched lessons."""
-    from m2t import grading
+    from m2t.grading import runner as grading
 
     problems = [f"stale: {p}" for p in make_lessons.stale()]
     problems += structure(lessons)

@@ -7,7 +7,7 @@ builds the layer, calls it and returns plain data. The check calls the probe
 scalars, and *judges* them in its own process.
 
 Locally the probe runs in this process (`InProcessRunner`); when grading a
-submission, a sandboxed worker runs it (`m2t.sandbox`), so student code never
+submission, a sandboxed worker runs it (`m2t.grading.sandbox`), so student code never
 shares a process with the judge.
 """
 
@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from graders import _impl
 from m2t import ROOT
+from m2t.grading import impl as _impl
 
 SEED = 0
 

@@ -57,7 +57,8 @@ def load(module: str, folder: Path) -> ModuleType:
     digest = hashlib.sha1(str(path).encode()).hexdigest()[:10]
     name = f"_m2t_impl_{digest}_{module}"
     spec = importlib.util.spec_from_file_location(name, path)
-    assert spec and spec.loader
+    if spec is None or spec.loader is None:
+        raise ImportError(f"{path}: cannot be loaded as a module")
     mod = importlib.util.module_from_spec(spec)
     sys.modules[name] = mod
     try:

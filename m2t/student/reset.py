@@ -17,7 +17,7 @@ from pathlib import Path
 
 from m2t import ROOT
 from m2t import curriculum
-from m2t import make_lessons
+from m2t.authoring import make_lessons
 
 SKELETONS = ROOT / ".m2t" / "skeletons"
 BACKUPS = ROOT / ".m2t" / "backups"

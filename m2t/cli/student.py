@@ -16,7 +16,7 @@ import sys
 
 def cmd_hint(args: argparse.Namespace) -> int:
     from m2t import curriculum
-    from m2t import hints
+    from m2t.student import hints
 
     lesson = curriculum.find(args.lesson)
     if args.reset:
@@ -34,8 +34,8 @@ def cmd_hint(args: argparse.Namespace) -> int:
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
-    from m2t import watch
     from m2t.cli import _quiet_native_stderr
+    from m2t.student import watch
 
     with _quiet_native_stderr(True):
         return watch.main(
@@ -49,9 +49,9 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
 
 def cmd_progress(args: argparse.Namespace) -> int:
-    from graders import _impl
-    from m2t import grading
-    from m2t import progress
+    from m2t.grading import impl as _impl
+    from m2t.grading import runner as grading
+    from m2t.student import progress
 
     rows = progress.statuses(_impl.resolve(args.impl), grading.load_state())
     print(progress.render(rows))
@@ -61,8 +61,8 @@ def cmd_progress(args: argparse.Namespace) -> int:
 def cmd_reset(args: argparse.Namespace) -> int:
     from m2t import ROOT
     from m2t import curriculum
-    from m2t import grading
-    from m2t import reset
+    from m2t.grading import runner as grading
+    from m2t.student import reset
 
     lesson = curriculum.find(args.lesson)
     if lesson.module == "questions":
@@ -98,7 +98,7 @@ def cmd_reset(args: argparse.Namespace) -> int:
 def cmd_notebook(args: argparse.Namespace) -> int:
     from m2t import ROOT
     from m2t import curriculum
-    from m2t import notebooks
+    from m2t.student import notebooks
 
     target = notebooks.write_ipynb(curriculum.find(args.lesson))
     print(f"wrote {target.relative_to(ROOT)}; open it in Jupyter.")

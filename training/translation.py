@@ -28,7 +28,7 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
-import datasets
+import m2t_data
 
 from . import plots
 from .data import Examples
@@ -301,8 +301,8 @@ def prepare(
     recipe: Recipe, hp: dict, source: str, seed: int, verbose: bool = True
 ) -> Task:
     num_steps = int(hp["num_steps"])
-    real_dir = datasets.real_data_dir() if source == "real" else None
-    pairs = datasets.translation_pairs(
+    real_dir = m2t_data.real_data_dir() if source == "real" else None
+    pairs = m2t_data.translation_pairs(
         source,
         "train",
         real_dir,
@@ -314,7 +314,7 @@ def prepare(
     bos = tgt.vocab["<bos>"]
     eos = tgt.vocab["<eos>"]
     if source == "embedded":
-        held_out = datasets.translation_pairs("embedded", "test")
+        held_out = m2t_data.translation_pairs("embedded", "test")
         if hp.get("test_examples"):
             held_out = held_out[: hp["test_examples"]]
         held_name = f"{len(held_out)} held-out pairs"

@@ -3,7 +3,7 @@
 Two sources for each loader:
 
 * ``"real"``: the book's file (``timemachine.txt``, ``fra-eng.zip``),
-  fetched and SHA-1 checked by ``datasets.fetch``;
+  fetched and SHA-1 checked by ``m2t_data.fetch``;
 * ``"embedded"``: text generated here from a fixed seed (no network):
   ``toy_char_corpus`` for the language-model lessons and ``toy_fra_eng``
   for translation.

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
-import datasets
+import m2t_data
 
 from . import plots
 from .data import Examples
@@ -30,7 +30,7 @@ def prepare(
 ) -> Task:
     m = importlib.import_module(f"solutions.{recipe.lesson}")
     tau, n_train = int(hp["tau"]), int(hp["n_train"])
-    time, x = datasets.noisy_sine(T=int(hp["T"]), seed=0, verbose=verbose)
+    time, x = m2t_data.noisy_sine(T=int(hp["T"]), seed=0, verbose=verbose)
     features, labels = m.lagged_features(x, tau)
     features = np.asarray(features, np.float32)
     labels = np.asarray(labels, np.float32).reshape(-1)

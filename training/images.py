@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
-import datasets
+import m2t_data
 
 from . import plots
 from .data import Examples
@@ -81,7 +81,7 @@ BUILDERS = {
 
 def load(source: str, split: str, limit: int | None, verbose: bool):
     """All images of a split as uint8 `(N, 28, 28, 1)` and int32 `(N,)`."""
-    ds = datasets.images(
+    ds = m2t_data.images(
         "embedded" if source == "embedded" else "fashion_mnist",
         split,
         download=False,
@@ -103,7 +103,7 @@ def prepare(
     test = load(source, "test", limit, False)
     size = hp.get("resize")
     names = (
-        importlib.import_module("datasets.toy_shapes").CLASS_NAMES
+        importlib.import_module("m2t_data.toy_shapes").CLASS_NAMES
         if source == "embedded"
         else FASHION_MNIST
     )

@@ -187,7 +187,7 @@ def raw_lines(seed: int = 0) -> list[str]:
 
     Returns:
         list of str, without trailing newlines; preprocess them with
-        ``datasets.text.preprocess_time_machine``.
+        ``m2t_data.text.preprocess_time_machine``.
     """
     rng = random.Random(f"toy_char_corpus/{seed}")
     lines = ["The Keeper of the Light, a generated tale", "", ""]

@@ -30,7 +30,7 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
-import datasets
+import m2t_data
 
 from . import plots
 from .data import Examples
@@ -191,9 +191,9 @@ def _core(name: str, hp: dict, vocab_size: int):
 def load_corpus(source: str, max_tokens: int | None, verbose: bool):
     """d2l's `load_corpus_time_machine`: (corpus (L,) int32, vocab)."""
     text = _lesson("l06_text_preprocessing")
-    lines = datasets.time_machine_lines(
+    lines = m2t_data.time_machine_lines(
         source,
-        datasets.real_data_dir() if source == "real" else None,
+        m2t_data.real_data_dir() if source == "real" else None,
         verbose=verbose,
     )
     tokens = text.tokenize(lines, "char")

@@ -23,9 +23,9 @@ from pathlib import Path
 
 from m2t import ROOT
 from m2t import curriculum
-from m2t import grading
-from m2t import hints
-from m2t import progress
+from m2t.grading import runner as grading
+from m2t.student import hints
+from m2t.student import progress
 
 BACKSTOP_S = 1.0
 """With file events, still poll this often in case none arrive."""
@@ -355,7 +355,7 @@ def main(
     timeout: float = 120.0,
 ) -> int:
     """`m2t watch`: see the module docstring."""
-    from graders import _impl
+    from m2t.grading import impl as _impl
 
     folder = _impl.resolve(impl)
     lesson = curriculum.find(start) if start else None

@@ -84,7 +84,7 @@ def run(
     lessons: Sequence[curriculum.Lesson], timeout: float = 60.0
 ) -> list[Outcome]:
     """Grade every mutant of `lessons` in this process."""
-    from m2t import grading
+    from m2t.grading import runner as grading
 
     outcomes = []
     for lesson in lessons:

@@ -4,7 +4,7 @@ The judge (pytest with the instructor's graders) never imports student code.
 Each probe call goes to a worker: a fresh Python process (spawned, never
 forked from a process that has TensorFlow loaded) that
 
-* sees a trusted copy of `graders/`, `m2t/` and `datasets/` and the staged
+* sees a trusted copy of `graders/`, `m2t/` and `m2t_data/` and the staged
   submission, and nothing else of the repository (no solutions, no keys):
   Linux Landlock confines its reads and writes, forbids TCP, and scopes its
   signals and ptrace so it cannot touch the judge;
@@ -37,7 +37,7 @@ import numpy as np
 
 from m2t import ROOT
 
-TRUSTED = ("graders", "m2t", "datasets")
+TRUSTED = ("graders", "m2t", "m2t_data")
 MAX_FRAME = 512 << 20
 
 
@@ -219,7 +219,7 @@ class SandboxRunner:
                 "-I",
                 "-c",
                 "import sys; sys.path.insert(0, sys.argv[1]); "
-                "from m2t.sandbox import worker_main; worker_main()",
+                "from m2t.grading.sandbox import worker_main; worker_main()",
                 str(code),
                 str(self.folder),
                 str(self.home / "tmp"),
@@ -263,7 +263,7 @@ class SandboxRunner:
 
     # -- probes
     def run(self, module: str, fn: Any, args: tuple, kwargs: dict) -> Any:
-        from graders._probe import StudentError
+        from m2t.grading.probe import StudentError
 
         tag = module.split("_", 1)[0]
         left = self.lesson_timeout - self.spent.get(module, 0.0)
@@ -325,7 +325,7 @@ class SandboxRunner:
                 + (f" Last output: {tail}" if tail else "")
             )
         if "failure" in reply:
-            from graders._probe import NotStarted
+            from m2t.grading.probe import NotStarted
 
             cls = (
                 NotStarted
@@ -358,8 +358,8 @@ def worker_main() -> None:
 
     import keras  # noqa: F401  (loaded before confinement: faster start)
 
-    from graders import _probe
-    from m2t import landlock
+    from m2t.grading import landlock
+    from m2t.grading import probe as _probe
 
     prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix}
     prefixes |= {

@@ -27,7 +27,7 @@ class Recipe:
 
     Attributes:
         name: the command-line name, e.g. "transformer".
-        family: the training code in solutions/train/, e.g. "translation".
+        family: the training code in training/, e.g. "translation".
         lesson: the reference module, e.g. "l20_transformer".
         title: one line for `--list`.
         settings: d2l's hyper-parameters.
@@ -90,7 +90,7 @@ class Recipe:
         return resolved
 
     def family_module(self):
-        return importlib.import_module(f"solutions.train.{self.family}")
+        return importlib.import_module(f"training.{self.family}")
 
 
 # Settings any recipe accepts though none sets them by default.

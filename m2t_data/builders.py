@@ -1,4 +1,4 @@
-"""TFDS builders, registered when ``datasets`` is imported.
+"""TFDS builders, registered when ``m2t_data`` is imported.
 
 Real data (the book's files, SHA-1 checked):
 
@@ -69,7 +69,7 @@ def _manual_instructions(filename: str) -> str:
     return (
         f"Put the book's `{filename}` (sha1 {res.sha1}, {res.size:,} bytes, "
         f"from {res.url}) in the manual_dir, e.g. "
-        "tfds.download.DownloadConfig(manual_dir=datasets.real_data_dir())."
+        "tfds.download.DownloadConfig(manual_dir=m2t_data.real_data_dir())."
     )
 
 

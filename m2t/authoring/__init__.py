@@ -1,0 +1,1 @@
+"""Authoring: the lesson generator, the self-check, mutants, releases."""

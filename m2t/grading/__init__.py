@@ -1,0 +1,1 @@
+"""Grading: the runner, the probe/judge split, the sandbox, reports."""

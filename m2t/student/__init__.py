@@ -1,0 +1,1 @@
+"""The student loop: watch, hints, progress, reset, notebooks."""
