@@ -96,12 +96,15 @@ class LSTMCell(keras.layers.Layer):
     def call(self, inputs, states, training=None):
         h, c = states[0], states[1]
         # TODO(l11): one LSTM step, the equations of the module docstring.
-        #   One matmul for all four blocks: ops.matmul(inputs, self.kernel) +
-        #   ops.matmul(h, self.recurrent_kernel) + self.bias -> (B, 4U), then
-        #   ops.split(..., 4, axis=-1) into the [i | f | c | o] blocks, each
-        #   (B, U). Gates take ops.sigmoid, the candidate memory ops.tanh.
-        #   c_new = f * c + i * c_cand; h_new = o * ops.tanh(c_new).
-        #   Return (h_new, [h_new, c_new]). Our solution is about 8 lines.
+        #   In: inputs X_t (B, D); h = H_{t-1} and c = C_{t-1}, each (B, U).
+        #   The four pre-activations together are X_t W_x + H_{t-1} W_h + b,
+        #   (B, 4U), with W_x = self.kernel (D, 4U), W_h =
+        #   self.recurrent_kernel (U, 4U), b = self.bias (4U,); its column
+        #   blocks are [i | f | c | o] in that order, each (B, U) (not
+        #   cs231n's i, f, o, g). I_t, F_t, O_t lie in (0, 1), C~_t in (-1, 1).
+        #   Assign `c_new` = C_t and `h_new` = H_t, each (B, U), and return
+        #   (h_new, [h_new, c_new]): the state order is [h, c], as in Keras.
+        #   Our solution is about 8 lines.
         # BEGIN SOLUTION
         pre = (
             ops.matmul(inputs, self.kernel)
