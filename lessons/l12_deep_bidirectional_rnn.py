@@ -147,15 +147,15 @@ class StackedRNN(keras.layers.Layer):
                 f"`initial_state` must hold one state per layer "
                 f"({self.num_layers}), got {len(initial_state)}"
             )
-        # TODO(l12): run the layers bottom up. Start with x = inputs; for
-        #   layer number i, call it on x with
-        #   initial_state=None or initial_state[i], mask=mask and
-        #   training=training; `split_results(...)` turns what it returns
-        #   into (outputs (B, T, U), state). Keep every layer's state in a
-        #   list, and feed the next layer its WHOLE output sequence, through
-        #   self.inter_layer_dropout(outputs, training=training). Return
-        #   (outputs of the top layer, the list of L states).
-        #   Our solution is about 9 lines.
+        # TODO(l12): the stack of the module docstring: H^(0) = inputs
+        #   (B, T, D), and H^(l) is layer l of self.rnn_layers (bottom
+        #   first) run over the whole sequence H^(l-1). Layer i starts from
+        #   initial_state[i] (zeros when initial_state is None) and sees
+        #   mask (B, T) and training; split_results turns its result into
+        #   (outputs (B, T, U), state). The sequence passed from one layer
+        #   to the next goes through self.inter_layer_dropout (training
+        #   only). Return (H^(L) (B, T, U), the list of the L last states,
+        #   bottom layer first). Our solution is about 9 lines.
         raise NotImplementedError("l12: StackedRNN.call")
 
     def get_config(self):
@@ -208,16 +208,15 @@ class BidirectionalRNN(keras.layers.Layer):
         self.backward_rnn.build(inputs_shape)
 
     def call(self, inputs, mask=None, training=None):
-        # TODO(l12): the forward RNN reads `inputs` as they are. The backward
-        #   RNN reads the time-reversed sequence, ops.flip(inputs, axis=1)
-        #   (flip the mask the same way when there is one, so the padding
-        #   comes first and is skipped). Its outputs come out in reversed
-        #   order: flip them back along axis 1 so that position t holds the
-        #   state after reading x_T ... x_t. Call each RNN with mask= and
-        #   training=, split_results(...) gives (outputs (B, T, U), state).
-        #   Concatenate [forward, backward] on the last axis -> (B, T, 2U).
-        #   Return (outputs, [forward_state, backward_state]).
-        #   Our solution is about 10 lines.
+        # TODO(l12): H_t = [H->_t, H<-_t] of the module docstring, (B, T, 2U),
+        #   forward half first. self.forward_rnn reads inputs (B, T, D) as
+        #   X_1 ... X_T; self.backward_rnn reads X_T ... X_1, with the
+        #   (B, T) mask, when there is one, reversed in time the same way
+        #   (padding met first, and skipped). Position t of the result holds
+        #   H<-_t, the state after reading X_T ... X_t, aligned with H->_t.
+        #   Both RNNs see mask and training; split_results gives (outputs
+        #   (B, T, U), state) for each. Return (outputs (B, T, 2U),
+        #   [forward_state, backward_state]). Our solution is about 10 lines.
         raise NotImplementedError("l12: BidirectionalRNN.call")
 
     def get_config(self):
