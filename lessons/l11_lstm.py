@@ -99,7 +99,8 @@ class LSTMCell(keras.layers.Layer):
     def call(self, inputs, states, training=None):
         h, c = states[0], states[1]
         # TODO(l11): one LSTM step, the equations of the module docstring.
-        #   In: inputs X_t (B, D); h = H_{t-1} and c = C_{t-1}, each (B, U).
+        #   Shapes: inputs X_t (B, D), h = H_{t-1} and c = C_{t-1} (B, U) ->
+        #   (B, U) for each of h_new = H_t and c_new = C_t.
         #   The four pre-activations together are X_t W_x + H_{t-1} W_h + b,
         #   (B, 4U), with W_x = self.kernel (D, 4U), W_h =
         #   self.recurrent_kernel (U, 4U), b = self.bias (4U,); its column

@@ -147,9 +147,10 @@ class StackedRNN(keras.layers.Layer):
                 f"`initial_state` must hold one state per layer "
                 f"({self.num_layers}), got {len(initial_state)}"
             )
-        # TODO(l12): the stack of the module docstring: H^(0) = inputs
-        #   (B, T, D), and H^(l) is layer l of self.rnn_layers (bottom
-        #   first) run over the whole sequence H^(l-1). Layer i starts from
+        # TODO(l12): the stack of the module docstring, inputs (B, T, D) ->
+        #   (B, T, U) outputs: H^(0) = inputs, and H^(l) is layer l of
+        #   self.rnn_layers (bottom first) run over the whole sequence
+        #   H^(l-1). Layer i starts from
         #   initial_state[i] (zeros when initial_state is None) and sees
         #   mask (B, T) and training; split_results turns its result into
         #   (outputs (B, T, U), state). The sequence passed from one layer
@@ -208,9 +209,10 @@ class BidirectionalRNN(keras.layers.Layer):
         self.backward_rnn.build(inputs_shape)
 
     def call(self, inputs, mask=None, training=None):
-        # TODO(l12): H_t = [H->_t, H<-_t] of the module docstring, (B, T, 2U),
-        #   forward half first. self.forward_rnn reads inputs (B, T, D) as
-        #   X_1 ... X_T; self.backward_rnn reads X_T ... X_1, with the
+        # TODO(l12): H_t = [H->_t, H<-_t] of the module docstring, inputs
+        #   (B, T, D) -> (B, T, 2U) outputs, the forward half (B, T, U)
+        #   first. self.forward_rnn reads the inputs as X_1 ... X_T;
+        #   self.backward_rnn reads X_T ... X_1, with the
         #   (B, T) mask, when there is one, reversed in time the same way
         #   (padding met first, and skipped). Position t of the result holds
         #   H<-_t, the state after reading X_T ... X_t, aligned with H->_t.
