@@ -109,12 +109,13 @@ def preprocess_nmt(text: str) -> str:
         >>> preprocess_nmt("Go.\\tVa !")
         'go .\\tva !'
     """
-    # TODO(l13): replace the two non-breaking spaces with ' ' (str.replace)
-    #   and lower-case the text. Then build the output character by
-    #   character: a character c at position i > 0 that is one of ",.!?"
-    #   and whose previous character is not a space becomes ' ' + c; every
-    #   other character is kept. Return the joined string.
-    #   Our solution is about 6 lines.
+    # TODO(l13): step 1 of the module docstring, text: str -> str. In the
+    #   result both non-breaking spaces ('\u202f', '\xa0') are ordinary
+    #   spaces and every letter is lower case; a punctuation mark , . ! ?
+    #   that is not the first character and follows a character other
+    #   than a space gets one space inserted before it ("go." -> "go .",
+    #   "go ." and ".go" stay as they are). Nothing else changes: the tab
+    #   stays. Our solution is about 6 lines.
     raise NotImplementedError("l13: preprocess_nmt")
 
 
@@ -140,11 +141,13 @@ def tokenize_nmt(
             f"`num_examples` must be None or >= 0, got {num_examples!r}"
         )
     source, target = [], []
-    # TODO(l13): for each line of text.split('\n'): stop once
-    #   `num_examples` pairs are kept (when it is not None); split the line
-    #   at '\t'; when there are at least two parts, append parts[0] split at
-    #   ' ' to `source` and parts[1] split at ' ' to `target`.
-    #   Our solution is about 7 lines.
+    # TODO(l13): step 2 of the module docstring, text: str ->
+    #   list[list[str]] twice: fill the given lists `source` and `target`,
+    #   one token list per line "source<TAB>target" (lines end at '\n';
+    #   tokens are separated by single spaces, so "go .\tva !" gives
+    #   ['go', '.'] and ['va', '!']). A line without a tab is skipped; when
+    #   num_examples is not None, only the first num_examples pairs are
+    #   kept. Our solution is about 7 lines.
     raise NotImplementedError("l13: tokenize_nmt")
     return source, target
 
@@ -165,9 +168,11 @@ def truncate_pad(line: list, num_steps: int, padding_token) -> list:
             f"`num_steps` must be a positive int, got {num_steps!r}"
         )
     line = list(line)
-    # TODO(l13): truncate when len(line) > num_steps, else pad on the right
-    #   with num_steps - len(line) copies of padding_token. Return a new
-    #   list. Our solution is about 3 lines.
+    # TODO(l13): line, L items: list[item] -> list[item], a new list of
+    #   num_steps items: the first num_steps items when L > num_steps,
+    #   else the L items followed by num_steps - L copies of
+    #   padding_token (padding on the RIGHT). Our solution is about 3
+    #   lines.
     raise NotImplementedError("l13: truncate_pad")
 
 
@@ -193,10 +198,13 @@ def build_array_nmt(
         >>> array.tolist(), valid_len.tolist()
         ([[2, 3, 1, 0]], [3])
     """
-    # TODO(l13): map each line to ids with vocab[token] and append
-    #   vocab['<eos>']; truncate_pad each to num_steps with vocab['<pad>'];
-    #   np.array(..., dtype='int32') -> (N, num_steps). valid_len = the
-    #   count of entries != vocab['<pad>'] per row, .sum(axis=1), as int32.
+    # TODO(l13): step 4 of the module docstring, lines
+    #   list[list[str]] (N lines) -> (N, num_steps) int32 ids and (N,)
+    #   int32 valid_len. Row n holds the ids vocab[token] of line n, then
+    #   the id of '<eos>' (EOS), made num_steps long by truncate_pad with
+    #   the id of '<pad>' (PAD). valid_len[n] = the number of entries of
+    #   row n that are not the '<pad>' id. With N = 0 the ids still have
+    #   shape (0, num_steps). Return (ids, valid_len).
     #   Our solution is about 5 lines.
     raise NotImplementedError("l13: build_array_nmt")
 
