@@ -32,8 +32,10 @@ import threading
 import time
 from pathlib import Path
 
+from m2t import settings
+
 ROOT = Path(__file__).resolve().parent.parent
-ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "M2T_NO_CLEAR": "1"}
+ENV = {**settings.quiet_env(), "M2T_NO_CLEAR": "1"}
 
 
 def _timed(cmd: list[str]) -> tuple[float, float]:
@@ -80,7 +82,7 @@ def cold(lesson, runs: int) -> list[str]:
         commands[f"m2t grade {lesson.id} ({kind})"] = [
             sys.executable,
             "-m",
-            "m2t.cli",
+            "m2t",
             "grade",
             lesson.id,
             "--impl",

@@ -24,28 +24,29 @@ import tempfile
 import time
 from pathlib import Path
 
+from m2t import settings
+
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "grading-times.md"
 
 
 def child(lesson_id: str, started: float) -> None:
     """In the fresh process: grade twice, print one JSON line."""
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    settings.quiet_tensorflow()
     from m2t import curriculum
-    from m2t.cli import _quiet_native_stderr
+    from m2t.console import quiet_native_stderr
     from m2t.grading import runner as grading
-    from m2t.student.watch import _fresh_keras
 
     lesson = curriculum.find(lesson_id)
     folder = Path(tempfile.mkdtemp(prefix="m2t-times-"))
     copy = folder / f"{lesson.module}.py"
     shutil.copy(ROOT / "solutions" / copy.name, copy)
-    with _quiet_native_stderr(True):
+    with quiet_native_stderr(True):
         (first,) = grading.grade([lesson], impl=str(folder))
         cold = time.time() - started
         cold_cpu = time.process_time()
         copy.write_text(copy.read_text() + "\n# saved\n")  # re-executed
-        _fresh_keras()
+        grading.fresh_keras()
         start, start_cpu = time.perf_counter(), time.process_time()
         (second,) = grading.grade([lesson], impl=str(folder))
         warm = time.perf_counter() - start
@@ -74,7 +75,7 @@ def child(lesson_id: str, started: float) -> None:
 
 
 def measure(lesson) -> dict | None:
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    env = settings.quiet_env()
     result = subprocess.run(
         [sys.executable, "-m", "benchmarks.grading_times", "--child"]
         + [lesson.id, repr(time.time())],
@@ -151,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         subprocess.run(
             [sys.executable, "-c", "import tensorflow"],
-            env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+            env=settings.quiet_env(),
             capture_output=True,
             check=False,
         )

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import argparse
 import collections
-import os
 import sys
 import tempfile
 from pathlib import Path
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+from m2t import settings
+
+settings.quiet_tensorflow()
 
 
 def op_times(step, steps: int) -> dict[str, tuple[float, int]]:

@@ -23,7 +23,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+from m2t import settings
+
+settings.quiet_tensorflow()
 
 HERE = Path(__file__).resolve().parent
 

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from graders._judge import CheckFailed
+from m2t import settings
 from m2t.grading import impl as _impl
 from m2t.grading import probe as _probe
 
@@ -29,12 +30,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         help="run the probes in a sandboxed worker process (untrusted code)",
     )
-    parser.addoption("--probe-timeout", type=float, default=60.0)
-    parser.addoption("--lesson-timeout", type=float, default=600.0)
+    parser.addoption(
+        "--probe-timeout", type=float, default=settings.PROBE_TIMEOUT
+    )
+    parser.addoption(
+        "--lesson-timeout", type=float, default=settings.LESSON_TIMEOUT
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    settings.quiet_tensorflow()
     config.addinivalue_line("filterwarnings", "ignore")
     folder = _impl.resolve(config.getoption("--impl"))
     if config.getoption("--sandbox"):

@@ -4,16 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import sys
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 
 from m2t import ROOT
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+from m2t.settings import tomllib
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,6 +67,17 @@ def find(name: str) -> Lesson:
             return lesson
     known = ", ".join(lesson.tag for lesson in lessons())
     raise ValueError(f"unknown lesson {name!r}; the lessons are: {known}")
+
+
+def select(names: Sequence[str]) -> list[Lesson]:
+    """The lessons `names` name (each as `find` takes it); all when empty.
+
+    Raises:
+        ValueError: naming an unknown lesson.
+    """
+    if not names:
+        return list(lessons())
+    return [find(name) for name in names]
 
 
 def graded() -> tuple[Lesson, ...]:

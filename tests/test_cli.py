@@ -88,3 +88,39 @@ def test_list_shows_every_lesson_in_order(m2t):
     assert result.returncode == 0
     tags = [line.split()[0] for line in result.stdout.splitlines()]
     assert tags == [lesson.tag for lesson in curriculum.lessons()]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["make-lessons", "--check"],
+        ["check", "16"],
+        ["mutants", "16"],
+        ["release", "--out", "x"],
+    ],
+)
+def test_authoring_commands_live_under_dev_and_keep_their_old_names(argv):
+    from m2t.cli import build_parser
+
+    parser = build_parser()
+    new, old = parser.parse_args(["dev", *argv]), parser.parse_args(argv)
+    assert new.func is old.func
+    assert vars(new) | {"command": None, "dev_command": None} == vars(old) | {
+        "command": None,
+        "dev_command": None,
+    }
+
+
+def test_every_command_group_registers_itself():
+    import m2t.cli
+
+    parser = m2t.cli.build_parser()
+    (sub,) = [a for a in parser._actions if a.dest == "command"]
+    for group in m2t.cli.GROUPS:
+        names = {
+            name
+            for name, p in sub.choices.items()
+            if getattr(p.get_default("func"), "__module__", "")
+            == group.__name__
+        }
+        assert names, f"{group.__name__} registered no command"

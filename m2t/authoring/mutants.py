@@ -18,18 +18,14 @@ from __future__ import annotations
 import dataclasses
 import re
 import shutil
-import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 from m2t import ROOT
 from m2t import curriculum
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+from m2t import settings
+from m2t.settings import tomllib
 
 MUTANTS = ROOT / "solutions" / "mutants"
 _DIAGNOSIS = re.compile(r"Likely mistake \[(\w+)\]")
@@ -81,7 +77,8 @@ def mutate(
 
 
 def run(
-    lessons: Sequence[curriculum.Lesson], timeout: float = 60.0
+    lessons: Sequence[curriculum.Lesson],
+    timeout: float = settings.MUTANT_TIMEOUT,
 ) -> list[Outcome]:
     """Grade every mutant of `lessons` in this process."""
     from m2t.grading import runner as grading

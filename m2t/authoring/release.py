@@ -15,19 +15,15 @@ import ast
 import fnmatch
 import hashlib
 import shutil
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 from m2t import ROOT
+from m2t import settings
 from m2t.authoring.make_lessons import BEGIN
 from m2t.authoring.make_lessons import END
+from m2t.settings import tomllib
 from m2t.student import reset
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 ALLOW = (
     "README.md",
@@ -36,7 +32,7 @@ ALLOW = (
     ".gitignore",
     ".github/workflows/grade.yml",
     "lessons/__init__.py",
-    "lessons/l[0-9][0-9]_*.py",
+    f"lessons/{settings.LESSON_GLOB}",
     "lessons/notes/*.md",
     "lessons/answers.toml",
     "graders/*.py",
@@ -49,7 +45,7 @@ ALLOW = (
     "m2t/authoring/templates/*",
     "notebooks/*.py",
     "notebooks/*.md",
-    ".m2t/skeletons/*.py",
+    f"{settings.SKELETONS.relative_to(ROOT).as_posix()}/*.py",
 )
 """Paths (relative, POSIX) that may be in the student edition."""
 
@@ -111,7 +107,9 @@ def build(out: Path) -> list[str]:
         ROOT / "m2t" / "authoring" / "templates" / "classroom.yml", workflow
     )
     # pristine skeletons for `m2t reset` (the edition has no generator input)
-    reset.write_skeletons(ROOT / "solutions", out / ".m2t" / "skeletons")
+    reset.write_skeletons(
+        ROOT / "solutions", out / settings.SKELETONS.relative_to(ROOT)
+    )
     ignore = out / ".gitignore"
     lines = ignore.read_text().splitlines() if ignore.exists() else []
     lines = [x for x in lines if x.strip() not in (".m2t/", "/.m2t/")]
@@ -142,7 +140,7 @@ def fingerprints(
     """AST fingerprint of every solution region: `file:line` -> (number of
     statements, dump)."""
     found = {}
-    for path in sorted(solutions.glob("l[0-9][0-9]_*.py")):
+    for path in sorted(solutions.glob(settings.LESSON_GLOB)):
         text = path.read_text(encoding="utf-8")
         lines = text.splitlines()
         tree = ast.parse(text)

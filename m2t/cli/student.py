@@ -1,5 +1,5 @@
 """The student loop's commands: `m2t hint`, `watch`, `progress`, `reset`
-and `notebook` (registered on the `m2t` parser by `add_commands`).
+and `notebook` (registered on the `m2t` parser by `register`).
 
 m2t hint 16 [--all | --reset]     the next hint of lesson 16's ladder
 m2t watch [16] [--poll]           regrade the lesson you edit on every save
@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+
+from m2t import settings
 
 
 def cmd_hint(args: argparse.Namespace) -> int:
@@ -34,10 +36,10 @@ def cmd_hint(args: argparse.Namespace) -> int:
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
-    from m2t.cli import _quiet_native_stderr
+    from m2t.console import quiet_native_stderr
     from m2t.student import watch
 
-    with _quiet_native_stderr(True):
+    with quiet_native_stderr(True):
         return watch.main(
             args.lesson,
             impl=args.impl,
@@ -78,7 +80,7 @@ def cmd_reset(args: argparse.Namespace) -> int:
     if not args.yes:
         print(
             f"Replace {shown} with its skeleton ({origin})? Your version "
-            "is kept in .m2t/backups/. [y/N] ",
+            f"is kept in {settings.BACKUPS.relative_to(ROOT)}/. [y/N] ",
             end="",
             flush=True,
         )
@@ -105,7 +107,7 @@ def cmd_notebook(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_commands(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction) -> None:
     """Register the student loop's subcommands on the `m2t` parser."""
     hint = sub.add_parser(
         "hint", help="the next hint of a lesson (idea, API, then shapes)"
@@ -146,7 +148,10 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         help="stop after this many completed grades (for scripts)",
     )
     watch.add_argument(
-        "--timeout", type=float, default=120.0, help="seconds per check"
+        "--timeout",
+        type=float,
+        default=settings.CHECK_TIMEOUT,
+        help=f"seconds per check ({settings.CHECK_TIMEOUT:g})",
     )
     watch.set_defaults(func=cmd_watch)
 

@@ -7,15 +7,14 @@ builds the layer, calls it and returns plain data. The check calls the probe
 scalars, and *judges* them in its own process.
 
 Locally the probe runs in this process (`InProcessRunner`); when grading a
-submission, a sandboxed worker runs it (`m2t.grading.sandbox`), so student code never
-shares a process with the judge.
+submission, a sandboxed worker runs it (`m2t.grading.sandbox`), so student
+code never shares a process with the judge.
 """
 
 from __future__ import annotations
 
 import functools
 import linecache
-import os
 import re
 import traceback
 from collections.abc import Callable
@@ -25,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from m2t import ROOT
+from m2t import settings
 from m2t.grading import impl as _impl
 
 SEED = 0
@@ -167,7 +167,7 @@ class InProcessRunner:
 
     def __init__(self, folder: Path):
         self.folder = folder
-        _configure_tensorflow()
+        configure_tensorflow()
 
     def run(
         self, module: str, fn: Callable[..., Any], args: tuple, kwargs: dict
@@ -197,12 +197,12 @@ class InProcessRunner:
 _TF_CONFIGURED = False
 
 
-def _configure_tensorflow() -> None:
+def configure_tensorflow() -> None:
     """Deterministic ops, no TF32 on GPUs: CPU and GPU grade alike."""
     global _TF_CONFIGURED
     if _TF_CONFIGURED:
         return
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    settings.quiet_tensorflow()
     import keras
     import tensorflow as tf
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from m2t import ROOT
 from m2t import curriculum
+from m2t import settings
 
 
 @dataclasses.dataclass
@@ -173,7 +174,7 @@ def pytest_args(
     impl: str,
     timeout: float,
     sandbox: bool = False,
-    lesson_timeout: float = 600.0,
+    lesson_timeout: float = settings.LESSON_TIMEOUT,
 ) -> list[str]:
     """The pytest command line the runner uses.
 
@@ -187,7 +188,7 @@ def pytest_args(
             f"--probe-timeout={timeout:g}",
             f"--lesson-timeout={lesson_timeout:g}",
         ]
-        limits.append(f"--timeout={2 * timeout + 120:g}")
+        limits.append(f"--timeout={2 * timeout + settings.BACKSTOP_MARGIN:g}")
     else:
         limits = [f"--timeout={timeout:g}"]
     return [
@@ -207,11 +208,11 @@ def pytest_args(
 def grade(
     lessons: Sequence[curriculum.Lesson],
     impl: str = "lessons",
-    timeout: float = 120.0,
+    timeout: float = settings.CHECK_TIMEOUT,
     on_check: Callable[[Check], None] | None = None,
     show_pytest: bool = False,
     sandbox: bool = False,
-    lesson_timeout: float = 600.0,
+    lesson_timeout: float = settings.LESSON_TIMEOUT,
     plugins: Sequence[object] = (),
 ) -> list[LessonResult]:
     """Grade `lessons` against the implementation `impl` in this process.
@@ -233,7 +234,7 @@ def grade(
     """
     import pytest
 
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    settings.quiet_tensorflow()
     files = [lesson.grader for lesson in lessons if lesson.grader.exists()]
     collector = _Collector(on_check, short_failures=not show_pytest)
     if files and not sandbox:
@@ -274,11 +275,19 @@ def grade(
     return results
 
 
+def fresh_keras() -> None:
+    """Reset Keras's global state (layer-name counters, the graph) between
+    grades in one process, so a regrade behaves as the first grade did."""
+    keras = sys.modules.get("keras")
+    if keras is not None:
+        keras.backend.clear_session()
+
+
 def save_state(results: Sequence[LessonResult], impl: str) -> None:
     """Remember the last grade of each lesson (for `m2t list`/`progress`)."""
     if impl != "lessons":
         return
-    path = ROOT / ".m2t" / "state.json"
+    path = settings.STATE
     try:
         state = json.loads(path.read_text()) if path.exists() else {}
     except (OSError, ValueError):
@@ -300,7 +309,8 @@ def save_state(results: Sequence[LessonResult], impl: str) -> None:
 
 
 def load_state() -> dict:
-    path = ROOT / ".m2t" / "state.json"
+    """The grades `save_state` remembered (empty when none)."""
+    path = settings.STATE
     try:
         return json.loads(path.read_text())
     except (OSError, ValueError):

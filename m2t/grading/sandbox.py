@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from m2t import ROOT
+from m2t import settings
 
 TRUSTED = ("graders", "m2t", "m2t_data")
 MAX_FRAME = 512 << 20
@@ -152,8 +153,8 @@ class SandboxRunner:
     def __init__(
         self,
         folder: Path,
-        probe_timeout: float = 60.0,
-        lesson_timeout: float = 600.0,
+        probe_timeout: float = settings.PROBE_TIMEOUT,
+        lesson_timeout: float = settings.LESSON_TIMEOUT,
         memory_mb: int = 8192,
     ):
         self.folder = Path(folder).resolve()
@@ -205,7 +206,7 @@ class SandboxRunner:
             "HOME": str(self.home / "tmp"),
             "TMPDIR": str(self.home / "tmp"),
             "KERAS_HOME": str(self.home / "tmp" / ".keras"),
-            "TF_CPP_MIN_LOG_LEVEL": "3",
+            "TF_CPP_MIN_LOG_LEVEL": settings.TF_LOG_LEVEL,
             "PYTHONDONTWRITEBYTECODE": "1",
             "PYTHONHASHSEED": "0",
             "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", ""),

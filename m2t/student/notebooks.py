@@ -47,7 +47,7 @@ def load(lesson: str) -> ModuleType:
     from m2t.grading import impl as _impl
     from m2t.grading import probe as _probe
 
-    _probe._configure_tensorflow()  # the same determinism as the grader
+    _probe.configure_tensorflow()  # the same determinism as the grader
     _probe.seed_everything()  # which needs a seed before any random op
     module = curriculum.find(lesson).module
     return _impl.load(module, _impl.resolve(impl()))

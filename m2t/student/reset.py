@@ -17,10 +17,11 @@ from pathlib import Path
 
 from m2t import ROOT
 from m2t import curriculum
+from m2t import settings
 from m2t.authoring import make_lessons
 
-SKELETONS = ROOT / ".m2t" / "skeletons"
-BACKUPS = ROOT / ".m2t" / "backups"
+SKELETONS = settings.SKELETONS
+BACKUPS = settings.BACKUPS
 
 
 class NoSkeleton(ValueError):

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from m2t import ROOT
 from m2t import curriculum
+from m2t import settings
 from m2t.grading import runner as grading
 from m2t.student import hints
 from m2t.student import progress
@@ -52,7 +53,7 @@ class Changes:
 
     def _scan(self) -> dict[str, tuple[int, int]]:
         stamps = {}
-        for path in self.folder.glob("l[0-9][0-9]_*.py"):
+        for path in self.folder.glob(settings.LESSON_GLOB):
             try:
                 st = path.stat()
             except OSError:
@@ -161,7 +162,7 @@ class Watch:
         changes: Changes,
         out: Callable[..., None] | None = None,
         clear: bool = False,
-        timeout: float = 120.0,
+        timeout: float = settings.CHECK_TIMEOUT,
     ):
         self.folder = folder
         self.impl = impl
@@ -217,7 +218,7 @@ class Watch:
             self.out(_describe(check, time.perf_counter() - start))
 
         stop = _StopOnSave(self.changes)
-        _fresh_keras()
+        grading.fresh_keras()
         try:
             (result,) = grading.grade(
                 [lesson],
@@ -338,21 +339,13 @@ def _describe(check: grading.Check, seconds: float) -> str:
     return f"  [{mark}] {check.name} ({seconds:.1f}s): {body}"
 
 
-def _fresh_keras() -> None:
-    """Reset Keras's global state (layer-name counters, the graph) between
-    runs, so a regrade behaves as the first grade did."""
-    keras = sys.modules.get("keras")
-    if keras is not None:
-        keras.backend.clear_session()
-
-
 def main(
     start: str | None = None,
     impl: str = "lessons",
     interval: float = 0.25,
     events: bool = True,
     max_grades: int | None = None,
-    timeout: float = 120.0,
+    timeout: float = settings.CHECK_TIMEOUT,
 ) -> int:
     """`m2t watch`: see the module docstring."""
     from m2t.grading import impl as _impl

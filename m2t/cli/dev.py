@@ -1,0 +1,158 @@
+"""`m2t dev ...`: the authoring commands (the full repository only).
+
+m2t dev make-lessons [--check]    regenerate lessons/ from solutions/
+m2t dev check [LESSON ...]        the course's self-check
+m2t dev mutants [LESSON ...]      every known mistake caught and named
+m2t dev release --out DIR         build the student edition
+
+Each is also registered at the top level under its old name (`m2t check`,
+`m2t make-lessons`, ...), so existing scripts and docs keep working.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+
+def cmd_make_lessons(args: argparse.Namespace) -> int:
+    from m2t import ROOT
+    from m2t.authoring import make_lessons
+
+    solutions = Path(args.solutions or ROOT / "solutions")
+    lessons = Path(args.lessons or ROOT / "lessons")
+    try:
+        if args.check:
+            problems = make_lessons.stale(solutions, lessons)
+            for problem in problems:
+                print(problem, file=sys.stderr)
+            if problems:
+                print(
+                    "lessons/ is stale: run `m2t make-lessons` and commit.",
+                    file=sys.stderr,
+                )
+            return 1 if problems else 0
+        for path in make_lessons.write(solutions, lessons):
+            print(f"wrote {path}")
+    except make_lessons.MarkerError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from m2t import curriculum
+    from m2t.authoring import selfcheck
+    from m2t.console import quiet_native_stderr
+
+    with quiet_native_stderr(True):
+        problems = selfcheck.run(
+            curriculum.select(args.lessons),
+            skeletons=Path(args.lessons_dir) if args.lessons_dir else None,
+        )
+    for problem in problems:
+        print(problem)
+    print("check: ok" if not problems else f"check: {len(problems)} problem(s)")
+    return 1 if problems else 0
+
+
+def cmd_mutants(args: argparse.Namespace) -> int:
+    from m2t import curriculum
+    from m2t.authoring import mutants
+    from m2t.console import quiet_native_stderr
+
+    with quiet_native_stderr(True):
+        outcomes = mutants.run(curriculum.select(args.lessons))
+    table = mutants.markdown(outcomes)
+    print(table, end="")
+    if args.markdown:
+        Path(args.markdown).write_text(
+            mutants.MARKDOWN_HEADER + table, encoding="utf-8"
+        )
+    return 0 if all(o.ok for o in outcomes) else 1
+
+
+def cmd_release(args: argparse.Namespace) -> int:
+    from m2t import ROOT
+    from m2t.authoring import release
+
+    if not (ROOT / "solutions").is_dir():
+        print("m2t: error: release needs the full repository", file=sys.stderr)
+        return 2
+    problems = release.build(Path(args.out))
+    for problem in problems:
+        print(f"release: {problem}", file=sys.stderr)
+    if problems:
+        print(f"release FAILED: {len(problems)} problem(s)", file=sys.stderr)
+        return 1
+    count = sum(1 for p in Path(args.out).rglob("*") if p.is_file())
+    print(f"wrote the student edition to {args.out} ({count} files, scan ok)")
+    return 0
+
+
+def _make_lessons(sub: argparse._SubParsersAction, text: str) -> None:
+    make = sub.add_parser("make-lessons", help=text)
+    make.add_argument(
+        "--check", action="store_true", help="fail if lessons/ is stale"
+    )
+    make.add_argument("--solutions", help="the solutions folder (solutions/)")
+    make.add_argument("--lessons", help="the lessons folder (lessons/)")
+    make.set_defaults(func=cmd_make_lessons)
+
+
+def _check(sub: argparse._SubParsersAction, text: str) -> None:
+    check = sub.add_parser("check", help=text)
+    check.add_argument("lessons", nargs="*")
+    check.add_argument(
+        "--lessons-dir", help="grade this folder as the untouched skeletons"
+    )
+    check.set_defaults(func=cmd_check)
+
+
+def _mutants(sub: argparse._SubParsersAction, text: str) -> None:
+    mut = sub.add_parser("mutants", help=text)
+    mut.add_argument("lessons", nargs="*")
+    mut.add_argument("--markdown", help="also write the table to this file")
+    mut.set_defaults(func=cmd_mutants)
+
+
+def _release(sub: argparse._SubParsersAction, text: str) -> None:
+    rel = sub.add_parser("release", help=text)
+    rel.add_argument("--out", required=True, help="an empty or new folder")
+    rel.set_defaults(func=cmd_release)
+
+
+COMMANDS: dict[str, tuple[Callable, str]] = {
+    "make-lessons": (_make_lessons, "regenerate lessons/ from solutions/"),
+    "check": (
+        _check,
+        "self-check: lessons up to date, every check passes on solutions "
+        "and fails as not started on the skeletons",
+    ),
+    "mutants": (
+        _mutants,
+        "grade every known mistake: each must be caught and named",
+    ),
+    "release": (
+        _release,
+        "build the student edition (no solutions, no keys)",
+    ),
+}
+"""The authoring commands: name -> (adds its parser, help)."""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add `m2t dev` with the authoring commands, and each of them at the
+    top level too under its old name."""
+    dev = sub.add_parser(
+        "dev",
+        help="authoring: make-lessons, check, mutants, release",
+        description="The course author's commands (the full repository).",
+    )
+    inner = dev.add_subparsers(dest="dev_command", required=True)
+    for add, text in COMMANDS.values():
+        add(inner, text)
+    for name, (add, text) in COMMANDS.items():
+        add(sub, f"{text} (= m2t dev {name})")

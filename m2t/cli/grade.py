@@ -1,0 +1,151 @@
+"""`m2t grade` and `m2t list`: grade lessons, list them with their status.
+
+m2t grade [LESSON ...]            grade your lessons (all by default)
+m2t grade --impl solutions        grade the reference solutions
+m2t grade 16 --report results.json --junit junit.xml
+m2t grade --submission DIR        grade untrusted files in a sandbox
+m2t list                          the lessons, in order, with their status
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from collections.abc import Sequence
+from pathlib import Path
+
+from m2t import settings
+
+
+def cmd_grade(args: argparse.Namespace) -> int:
+    from m2t import curriculum
+    from m2t.console import quiet_native_stderr
+    from m2t.grading import reports
+    from m2t.grading import runner as grading
+
+    lessons = curriculum.select(args.lessons)
+    start = time.perf_counter()
+    impl, staged, on_check = args.impl, None, None
+    if args.submission:
+        import tempfile
+
+        from m2t.grading import sandbox
+
+        staged = Path(tempfile.mkdtemp(prefix="m2t-submission-"))
+        impl = str(
+            sandbox.stage(
+                Path(args.submission), [x.module for x in lessons], staged
+            )
+        )
+        if args.report:  # partial results survive a global kill
+            on_check = _partial_report(Path(args.report), lessons, start)
+    try:
+        with quiet_native_stderr(not args.verbose):
+            results = grading.grade(
+                lessons,
+                impl=impl,
+                timeout=args.timeout,
+                show_pytest=args.verbose,
+                on_check=on_check,
+                sandbox=bool(args.submission),
+                lesson_timeout=args.lesson_timeout,
+            )
+    finally:
+        if staged is not None:
+            import shutil
+
+            shutil.rmtree(staged, ignore_errors=True)
+    seconds = time.perf_counter() - start
+    if not args.submission:
+        grading.save_state(results, args.impl)
+    print(reports.table(results, verbose=args.verbose))
+    total = sum(r.score for r in results)
+    most = sum(r.max_score for r in results)
+    what = f"submission {args.submission}" if args.submission else args.impl
+    print(f"\nscore {total:g}/{most:g} in {seconds:.1f}s ({what})")
+    if args.report:
+        reports.write_gradescope(Path(args.report), results, seconds)
+    if args.junit:
+        reports.write_junit(Path(args.junit), results)
+    graded = [r for r in results if r.checks]
+    ok = bool(graded) and all(r.status == "passed" for r in graded)
+    return 0 if ok else 1
+
+
+def _partial_report(
+    path: Path, lessons: Sequence, start: float
+) -> Callable[[object], None]:
+    """An `on_check` that rewrites results.json after every check."""
+    from m2t.grading import reports
+    from m2t.grading import runner as grading
+
+    done: list = []
+
+    def write(check) -> None:
+        done.append(check)
+        results = [
+            grading.LessonResult(x, [c for c in done if c.lesson == x.tag])
+            for x in lessons
+        ]
+        reports.write_gradescope(path, results, time.perf_counter() - start)
+
+    return write
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from m2t import curriculum
+    from m2t.grading import impl as _impl
+    from m2t.grading import runner as grading
+    from m2t.student import progress
+
+    state = grading.load_state()
+    folder = _impl.resolve(args.impl)
+    for lesson in curriculum.lessons():
+        status = progress.status(lesson, folder, state).label
+        print(f"{lesson.tag}  {lesson.module:<40} {status}")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add `grade` and `list` to the `m2t` parser."""
+    grade = sub.add_parser("grade", help="grade lessons (all by default)")
+    grade.add_argument(
+        "lessons", nargs="*", help="e.g. 16, l16, l16_attention_scoring"
+    )
+    grade.add_argument(
+        "--impl",
+        default="lessons",
+        help="lessons (default), solutions, or a folder of lesson files",
+    )
+    grade.add_argument(
+        "--submission",
+        help="grade the lesson files (and answers.toml) in this folder or "
+        "student edition, in a sandboxed worker: untrusted code",
+    )
+    grade.add_argument("--report", help="write Gradescope results.json here")
+    grade.add_argument("--junit", help="write JUnit XML here")
+    grade.add_argument(
+        "--lesson-timeout",
+        type=float,
+        default=settings.LESSON_TIMEOUT,
+        help="with --submission: seconds all probes of a lesson may take "
+        f"({settings.LESSON_TIMEOUT:g})",
+    )
+    grade.add_argument(
+        "--timeout",
+        type=float,
+        default=settings.CHECK_TIMEOUT,
+        help=f"seconds per check ({settings.CHECK_TIMEOUT:g})",
+    )
+    grade.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="full messages and pytest output",
+    )
+    grade.set_defaults(func=cmd_grade)
+
+    lst = sub.add_parser("list", help="the lessons in order with their status")
+    lst.add_argument("--impl", default="lessons")
+    lst.set_defaults(func=cmd_list)

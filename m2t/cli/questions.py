@@ -1,0 +1,108 @@
+"""The question list's commands.
+
+m2t answers-template [--check]    write lessons/answers.toml (the questions)
+m2t explain [ID ...]              explanations of your correct answers
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def cmd_answers_template(args: argparse.Namespace) -> int:
+    from m2t import questions
+
+    path = Path(args.output) if args.output else questions.TEMPLATE
+    if args.check:
+        problems = questions.stale(path)
+        for problem in problems:
+            print(problem, file=sys.stderr)
+        return 1 if problems else 0
+    if path.exists() and questions.any_answered(path) and not args.force:
+        print(
+            f"m2t: error: {questions.display(path)} holds answers; "
+            "use --output for a fresh copy or --force to overwrite",
+            file=sys.stderr,
+        )
+        return 2
+    path.write_text(questions.template(), encoding="utf-8")
+    print(f"wrote {questions.display(path)}")
+    return 0
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    from graders.test_questions import expected_value
+    from m2t import questions
+    from m2t.grading import impl as _impl
+
+    bank = questions.bank()
+    key = questions.load_key()
+    wanted = [w.lower() for w in args.ids]
+    chosen = [
+        q
+        for q in bank.values()
+        if not wanted
+        or q.id in wanted
+        or any(w.lstrip("l").zfill(2) == q.lesson for w in wanted)
+    ]
+    if not chosen:
+        raise ValueError(f"no question matches {' '.join(args.ids)}")
+    if key is None:
+        print(
+            "The explanations come with the key, which your instructor "
+            "releases (solutions/questions_key.toml)."
+        )
+        return 0
+    answers = questions.read_answers(_impl.resolve(args.impl) / "answers.toml")
+    shown = 0
+    for q in chosen:
+        k = key.get(q.id)
+        if k is None:
+            continue
+        verdict = questions.judge(
+            q, answers.tables.get(q.id), k, expected_value(q)
+        )
+        if not args.all and verdict.status != "correct":
+            continue
+        shown += 1
+        print(f"{q.id} ({q.kind}, lesson {q.lesson})")
+        print(questions.wrap(q.en), questions.wrap(q.zh), sep="\n")
+        if args.all:
+            answer = k.answer or k.defensible or k.range or "(computed)"
+            print(f"  key: {answer}")
+        print(questions.wrap(k.explanation_en))
+        print(questions.wrap(k.explanation_zh), end="\n\n")
+    if not shown:
+        print("No explanation to show yet: answer correctly first.")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add `answers-template` and `explain` to the `m2t` parser."""
+    tpl = sub.add_parser(
+        "answers-template",
+        help="write lessons/answers.toml, every question of the bank",
+    )
+    tpl.add_argument(
+        "--check", action="store_true", help="fail if the file is stale"
+    )
+    tpl.add_argument("--output", help="write here instead")
+    tpl.add_argument(
+        "--force", action="store_true", help="overwrite answers already there"
+    )
+    tpl.set_defaults(func=cmd_answers_template)
+
+    exp = sub.add_parser(
+        "explain",
+        help="the explanations of the questions you answered correctly",
+    )
+    exp.add_argument("ids", nargs="*", help="question ids or lessons")
+    exp.add_argument("--impl", default="lessons")
+    exp.add_argument(
+        "--all",
+        action="store_true",
+        help="every question, with its key (the instructor's release)",
+    )
+    exp.set_defaults(func=cmd_explain)

@@ -1,0 +1,139 @@
+"""`m2t train MODEL` / `m2t train --list`: train a reference model
+(instructors; needs the full repository's training/ and solutions/)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from m2t.console import quiet_native_stderr
+
+    try:  # instructor side: solutions/ is not in the student edition
+        from training import recipes
+        from training import run
+    except ModuleNotFoundError as exc:
+        if not (exc.name or "").startswith(("solutions", "training")):
+            raise
+        print(
+            "m2t train: training needs the full repository (the reference "
+            "solutions/ are not in the student edition).",
+            file=sys.stderr,
+        )
+        return 2
+    if args.list:
+        print(recipes.table(args.data))
+        return 0
+    if not args.model:
+        raise ValueError("name a model to train, or pass --list")
+    settings = dict(_setting(text) for text in args.set)
+    with quiet_native_stderr(True):  # TensorFlow's C++ start-up lines
+        import keras  # noqa: F401
+        import tensorflow  # noqa: F401
+    options = run.Options(
+        model=args.model,
+        data=args.data,
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        lr=args.lr,
+        strategy=args.strategy,
+        mixed_precision=args.mixed_precision,
+        jit={"auto": None, "on": True, "off": False}[args.jit],
+        out=args.out,
+        resume=args.resume,
+        seed=args.seed,
+        smoke=args.smoke,
+        settings=settings,
+        verbose=args.verbose,
+    )
+    try:
+        run.train(options)
+    except FileNotFoundError as exc:  # e.g. Fashion-MNIST not prepared
+        print(f"m2t train: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _setting(text: str) -> tuple[str, object]:
+    """`--set key=value`: the value as a Python literal, else a string."""
+    import ast
+
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise ValueError(f"--set wants KEY=VALUE, got {text!r}")
+    try:
+        return key, ast.literal_eval(value)
+    except (ValueError, SyntaxError):
+        return key, value
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add `train` to the `m2t` parser."""
+    train = sub.add_parser(
+        "train",
+        help="train a reference model with tf.distribute (instructors)",
+        description="Train a reference model (solutions/) on CPU, GPUs, a "
+        "TPU or several workers; writes report.json, plots, TensorBoard "
+        "logs and checkpoints to --out.",
+    )
+    train.add_argument("model", nargs="?", help="e.g. transformer (--list)")
+    train.add_argument(
+        "--list", action="store_true", help="the models and their settings"
+    )
+    train.add_argument(
+        "--data",
+        choices=("embedded", "real"),
+        default="embedded",
+        help="embedded: generated, no network (default); real: d2l's data",
+    )
+    train.add_argument("--epochs", type=int)
+    train.add_argument(
+        "--batch-size", type=int, help="global, split across replicas"
+    )
+    train.add_argument("--lr", type=float, help="used as given (not scaled)")
+    train.add_argument(
+        "--strategy",
+        choices=("auto", "default", "mirrored", "multiworker", "tpu"),
+        default="auto",
+        help="auto: TPU, else TF_CONFIG workers, else several GPUs, else one "
+        "device",
+    )
+    train.add_argument(
+        "--mixed-precision",
+        action="store_true",
+        help="float16 compute (bfloat16 on TPU)",
+    )
+    train.add_argument(
+        "--jit",
+        nargs="?",
+        const="on",
+        default="auto",
+        choices=("auto", "on", "off"),
+        help="XLA; auto: on GPU/TPU only (slower on CPU for most models)",
+    )
+    train.add_argument("--out", help="output folder (runs/MODEL-DATA)")
+    train.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the unfinished run in --out, if any",
+    )
+    train.add_argument("--seed", type=int, default=0)
+    train.add_argument(
+        "--smoke", action="store_true", help="tiny sizes, a few steps"
+    )
+    train.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a setting, e.g. --set num_hiddens=64",
+    )
+    train.add_argument(
+        "--verbose",
+        type=int,
+        default=1,
+        choices=(0, 1, 2),
+        help="0 silent, 1 progress bar (default), 2 a line per epoch",
+    )
+    train.set_defaults(func=cmd_train)
