@@ -3,146 +3,29 @@
 The answers are data, not code: `answers.toml` of the graded folder
 (`lessons/` by default, `solutions/` with `--impl solutions`, or a
 submission) is read here with the harness's own TOML parser and judged
-against the instructor's key, `solutions/questions_key.toml`. Where the key
-is not shipped (the student edition), a readable answer is recorded and
+against the instructor's key, `solutions/questions_key/lNN.toml`. Where the
+key is not shipped (the student edition), a readable answer is recorded and
 "graded by your instructor". Experiments are numbers the student measured
-with their own code; their expected values are computed below from the
-reference formulas, so they are graded in every edition.
+with their own code; their expected values come from the reference formulas
+in `m2t.questions.experiments`, so they are graded in every edition.
+
+Unanswered questions all carry one first line, the count ("72 of 79
+questions not answered yet"), so the report shows it once rather than a
+line per question; a free-text question answered with text only keeps its
+automatic points in the maximum (it is "todo", not skipped).
 """
 
 from __future__ import annotations
 
-import math
-from collections import Counter
-
-import numpy as np
 import pytest
 
 from graders._judge import CheckFailed
 from m2t import questions
 from m2t.grading import probe as _probe
+from m2t.questions import expected_value
 
 BANK = questions.bank()
 KEY = questions.load_key()
-
-
-# ------------------------------------------------ experiments' references
-def perplexity(probs: list[float]) -> float:
-    """exp of the mean negative log-likelihood of the true tokens."""
-    return float(np.exp(-np.mean(np.log(np.asarray(probs, np.float64)))))
-
-
-def grad_clipping(
-    grads: list[list[float]], theta: float, pick: list[int]
-) -> float:
-    """One entry of the gradients after g <- min(1, theta / ||g||) g, with
-    the norm taken over all parameters together."""
-    norm = math.sqrt(sum(float(np.sum(np.square(g))) for g in grads))
-    scale = min(1.0, theta / norm)
-    return grads[pick[0]][pick[1]] * scale
-
-
-def bleu(pred: str, label: str, k: int) -> float:
-    """BLEU with clipped n-gram precisions and the brevity penalty."""
-    p, ref = pred.split(), label.split()
-    score = math.exp(min(0.0, 1.0 - len(ref) / len(p)))
-    for n in range(1, k + 1):
-        counts = Counter(tuple(ref[i : i + n]) for i in range(len(ref) - n + 1))
-        grams = [tuple(p[i : i + n]) for i in range(len(p) - n + 1)]
-        matches = 0
-        for gram in grams:
-            if counts[gram] > 0:
-                matches += 1
-                counts[gram] -= 1
-        score *= (matches / len(grams)) ** (0.5**n)
-    return score
-
-
-def nadaraya_watson(
-    keys: list[float], values: list[float], query: float
-) -> float:
-    """sum_i softmax_i(-(q - k_i)^2 / 2) v_i."""
-    scores = -((query - np.asarray(keys, np.float64)) ** 2) / 2
-    weights = np.exp(scores - scores.max())
-    weights /= weights.sum()
-    return float(weights @ np.asarray(values, np.float64))
-
-
-def dot_product_variance(d: int) -> float:
-    """Var(q^T k) = sum_i Var(q_i k_i) = d E[q_i^2] E[k_i^2] = d."""
-    return float(d) * 1.0 * 1.0
-
-
-def mha_parameters(
-    num_hiddens: int,
-    num_heads: int,
-    query_size: int,
-    key_size: int,
-    value_size: int,
-) -> float:
-    """W_q, W_k, W_v (size x num_hiddens) and W_o, without biases; the
-    heads split the columns, so num_heads does not enter the count."""
-    assert num_hiddens % num_heads == 0
-    inputs = query_size + key_size + value_size
-    return float(inputs * num_hiddens + num_hiddens * num_hiddens)
-
-
-def attention_time_exponent(n1: int, n2: int, d: int) -> float:
-    """The growth exponent of the work of scaled dot-product attention:
-    Q K^T and weights @ V (2 n^2 d each) plus scaling and softmax (~5 n^2)."""
-
-    def flops(n: int) -> float:
-        return 4.0 * n * n * d + 5.0 * n * n
-
-    return math.log(flops(n2) / flops(n1)) / math.log(n2 / n1)
-
-
-def positional_encoding(max_len: int, d: int) -> np.ndarray:
-    """Interleaved: P[i, 2j] = sin(i / 10000^(2j/d)), P[i, 2j+1] = cos."""
-    angles = np.arange(max_len)[:, None] / np.power(
-        10000.0, np.arange(0, d, 2)[None, :] / d
-    )
-    P = np.zeros((max_len, d))
-    P[:, 0::2] = np.sin(angles)
-    P[:, 1::2] = np.cos(angles)
-    return P
-
-
-def pe_cosine(d: int, i: int, delta: int) -> float:
-    """Cosine similarity of the rows P[i] and P[i + delta]."""
-    P = positional_encoding(i + delta + 1, d)
-    a, b = P[i], P[i + delta]
-    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
-
-
-def layer_norm(
-    x: list[list[float]], row: int, column: int, epsilon: float
-) -> float:
-    """(x - mean) / sqrt(var + eps) over the last axis, gamma=1, beta=0."""
-    X = np.asarray(x, np.float64)
-    mean = X.mean(axis=-1, keepdims=True)
-    var = X.var(axis=-1, keepdims=True)
-    return float(((X - mean) / np.sqrt(var + epsilon))[row, column])
-
-
-EXPERIMENTS = {
-    "perplexity": perplexity,
-    "grad_clipping": grad_clipping,
-    "bleu": bleu,
-    "nadaraya_watson": nadaraya_watson,
-    "dot_product_variance": dot_product_variance,
-    "mha_parameters": mha_parameters,
-    "attention_time_exponent": attention_time_exponent,
-    "pe_cosine": pe_cosine,
-    "layer_norm": layer_norm,
-}
-
-
-def expected_value(question: questions.Question) -> float | None:
-    """An experiment's value from its reference formula (None otherwise)."""
-    if question.kind != "experiment":
-        return None
-    return EXPERIMENTS[question.experiment](**question.params)
 
 
 # ------------------------------------------------------------------ check
@@ -166,28 +49,51 @@ PARAMS = [
 ]
 
 
+def unanswered(file: questions.AnswersFile) -> str:
+    """The one line every unanswered question reports: how many of the
+    bank's questions wait for an answer in `file`."""
+    where = questions.display(file.path)
+    if not file.exists:
+        return (
+            f"{len(BANK)} of {len(BANK)} questions not answered yet (no "
+            f"{where}: run `m2t answers-template`)"
+        )
+    waiting = sum(
+        1
+        for qid in BANK
+        if qid not in file.errors
+        and questions.is_empty((file.tables.get(qid) or {}).get("answer"))
+    )
+    return f"{waiting} of {len(BANK)} questions not answered yet ({where})"
+
+
 @pytest.mark.parametrize("qid", PARAMS)
 def test_question(qid, record_property):
     question = BANK[qid]
     file = answers()
     where = questions.display(file.path)
     if not file.exists:
-        raise _probe.NotStarted(
-            f"{qid}: not answered (no {where}: run `m2t answers-template`)"
-        )
+        raise _probe.NotStarted(f"{unanswered(file)}\n{qid}: no answer file")
     if qid in file.errors:
         raise CheckFailed(f"{qid}: {file.errors[qid]}")
     key = KEY.get(qid) if KEY is not None else None
     verdict = questions.judge(
-        question, file.tables.get(qid), key, expected_value(question)
+        question,
+        file.tables.get(qid),
+        key,
+        expected_value(question),
     )
     if verdict.text.strip():
         record_property("free_text", verdict.text.strip())
     if verdict.status == "correct":
         return
     if verdict.status == "not_answered":
-        raise _probe.NotStarted(f"{qid}: not answered ({where}: [{qid}])")
-    if verdict.status in ("ungraded", "recorded"):
+        raise _probe.NotStarted(
+            f"{unanswered(file)}\n{qid}: not answered ({where}: [{qid}])"
+        )
+    if verdict.status == "recorded":  # the letters are still to come
+        raise _probe.NotStarted(verdict.message)
+    if verdict.status == "ungraded":
         pytest.skip(verdict.message)
     line = file.lines.get(qid)
     at = f" ({where}:{line})" if line else ""

@@ -8,10 +8,10 @@ import math
 import numpy as np
 import pytest
 
-from graders import test_questions as grader
 from m2t import ROOT
 from m2t import cli
 from m2t import questions as Q
+from m2t.questions import experiments as X
 
 BANK = Q.bank()
 KEY = Q.load_key()
@@ -58,7 +58,7 @@ def verdict(q, answer, key=None, expected=None, **table):
 
 # ------------------------------------------------------------ the bank
 def test_bank_and_key_are_consistent():
-    assert Q.problems(experiments=grader.EXPERIMENTS) == []
+    assert Q.problems(experiments=Q.EXPERIMENTS) == []
 
 
 @pytest.mark.parametrize(
@@ -101,7 +101,7 @@ REFERENCE = Q.read_answers(ROOT / "solutions" / "answers.toml")
 @pytest.mark.parametrize("qid", list(BANK))
 def test_reference_answers_pass(qid):
     q = BANK[qid]
-    v = Q.judge(q, REFERENCE.tables[qid], KEY[qid], grader.expected_value(q))
+    v = Q.judge(q, REFERENCE.tables[qid], KEY[qid], Q.expected_value(q))
     assert v.status == "correct", v.message
 
 
@@ -120,22 +120,22 @@ def test_experiment_references_agree_with_independent_computations():
     d = 32
     w = 1 / 10000 ** (2 * np.arange(d // 2) / d)
     closed = (2 / d) * np.cos(w).sum()
-    assert grader.pe_cosine(32, 10, 1) == pytest.approx(closed, abs=1e-12)
-    assert grader.pe_cosine(32, 0, 1) == pytest.approx(closed, abs=1e-12)
-    assert grader.pe_cosine(32, 10, 20) < closed
+    assert X.pe_cosine(32, 10, 1) == pytest.approx(closed, abs=1e-12)
+    assert X.pe_cosine(32, 0, 1) == pytest.approx(closed, abs=1e-12)
+    assert X.pe_cosine(32, 10, 20) < closed
     # Perplexity: 2 ** mean(bits).
-    assert grader.perplexity([0.5, 0.25, 0.125, 0.5]) == pytest.approx(2**1.75)
+    assert X.perplexity([0.5, 0.25, 0.125, 0.5]) == pytest.approx(2**1.75)
     # BLEU by hand: brevity exp(1 - 6/5), p1 = 1, p2 = 3/4.
-    assert grader.bleu(
+    assert X.bleu(
         "the cat on the mat", "the cat sat on the mat", 2
     ) == pytest.approx(math.exp(-0.2) * 0.75**0.25)
-    assert grader.bleu("a b c", "a b c", 2) == pytest.approx(1.0)
-    assert grader.grad_clipping([[3.0, 0.0], [0.0, 4.0]], 1.0, [1, 1]) == (
+    assert X.bleu("a b c", "a b c", 2) == pytest.approx(1.0)
+    assert X.grad_clipping([[3.0, 0.0], [0.0, 4.0]], 1.0, [1, 1]) == (
         pytest.approx(0.8)
     )
-    assert grader.grad_clipping([[0.3], [0.4]], 1.0, [1, 0]) == 0.4
-    assert grader.attention_time_exponent(1024, 2048, 64) == pytest.approx(2)
-    assert grader.dot_product_variance(64) == 64
+    assert X.grad_clipping([[0.3], [0.4]], 1.0, [1, 0]) == 0.4
+    assert X.attention_time_exponent(1024, 2048, 64) == pytest.approx(2)
+    assert X.dot_product_variance(64) == 64
     q, k = np.random.default_rng(0).standard_normal((2, 20000, 64))
     assert np.var(np.sum(q * k, axis=1)) == pytest.approx(64, rel=0.05)
 
@@ -191,12 +191,12 @@ def test_keras_agrees_with_the_keys():
         return_attention_scores=True,
     )
     assert tuple(scores.shape) == tuple(KEY["q18_4"].answer)
-    assert mha.count_params() == grader.mha_parameters(100, 5, 100, 100, 100)
+    assert mha.count_params() == X.mha_parameters(100, 5, 100, 100, 100)
 
     norm = layers.LayerNormalization()  # epsilon 1e-3, gamma 1, beta 0
     x = np.array([[1, 2, 3], [3, 5, 7]], "float32")
     assert float(norm(x)[1, 0]) == pytest.approx(
-        grader.layer_norm(x.tolist(), 1, 0, 1e-3), abs=1e-5
+        X.layer_norm(x.tolist(), 1, 0, 1e-3), abs=1e-5
     )
 
 
@@ -281,7 +281,7 @@ def test_each_kind_accepts_equivalent_forms_and_rejects_wrong_ones(
 
 def test_experiments_are_judged_against_the_computed_value_without_a_key():
     q = BANK["q19_8"]
-    value = grader.expected_value(q)
+    value = Q.expected_value(q)
     assert verdict(q, round(value, 4), None, value).status == "correct"
     assert verdict(q, f"{value:.3f}", None, value).status == "correct"
     assert verdict(q, 0.90, None, value).status == "wrong"

@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import ast
-import importlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -49,8 +48,19 @@ def structure(lessons: Sequence[curriculum.Lesson]) -> list[str]:
                         f"{where}: the grader imports {name}; reach the "
                         "student's code only through probes"
                     )
-        grader = importlib.import_module(f"graders.test_{lesson.module}")
-        caught = {m.name for m in getattr(grader, "MISTAKES", ())}
+    return problems
+
+
+def catalogued(results: Sequence[LessonResult]) -> list[str]:
+    """Problems between each grader's `MISTAKES` (as pytest collected them
+    in `results`) and the lesson's mutants: one without the other."""
+    problems = []
+    for result in results:
+        lesson = result.lesson
+        if not lesson.grader.exists():
+            continue
+        where = f"{lesson.tag} ({lesson.module})"
+        caught = set(result.mistakes)
         made = set(mutants.catalogue(lesson.module))
         for name in sorted(caught - made):
             problems.append(f"{where}: mistake {name!r} has no mutant")
@@ -103,12 +113,10 @@ def run(
         from m2t import questions
 
         try:
-            from graders.test_questions import EXPERIMENTS
-        except Exception as exc:  # a broken bank: say so, do not crash
-            problems.append(f"questions: the grader does not load: {exc}")
-        else:
             problems += [f"stale: {p}" for p in questions.stale()]
-            problems += questions.problems(experiments=EXPERIMENTS)
+        except Exception as exc:  # a broken bank: say so, do not crash
+            problems.append(f"questions: the bank does not load: {exc}")
+        problems += questions.problems(experiments=questions.EXPERIMENTS)
     with_solution = [
         lesson
         for lesson in lessons
@@ -120,4 +128,5 @@ def run(
     on_skeletons = grading.grade(
         with_solution, impl=str(skeletons or ROOT / "lessons")
     )
+    problems += catalogued(on_solutions)
     return problems + verify(on_solutions, on_skeletons)
