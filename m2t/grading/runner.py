@@ -45,10 +45,12 @@ class Check:
 
 @dataclasses.dataclass
 class LessonResult:
-    """All checks of one lesson."""
+    """All checks of one lesson, and the names of the mistakes its grader
+    knows (its `MISTAKES`, read when pytest collected it)."""
 
     lesson: curriculum.Lesson
     checks: list[Check]
+    mistakes: tuple[str, ...] = ()
 
     @property
     def passed(self) -> int:
@@ -90,11 +92,18 @@ class _Collector:
         short_failures: bool = False,
     ):
         self.checks: dict[str, Check] = {}
+        self.mistakes: dict[str, tuple[str, ...]] = {}
         self.on_check = on_check
         self.collect_errors: list[str] = []
         self.short_failures = short_failures
 
     def pytest_collection_modifyitems(self, items) -> None:
+        for item in items:
+            module = getattr(item, "module", None)
+            if module is not None:
+                self.mistakes[_tag(item.nodeid)] = tuple(
+                    m.name for m in getattr(module, "MISTAKES", ())
+                )
         # pytest formats a traceback for every failing check, parsing the
         # source of each frame (~30 ms a failure, most of the time of a
         # skeleton's grade); the report shows our own message instead.
@@ -112,12 +121,9 @@ class _Collector:
             return
         status = props["m2t_status"]
         message = props["m2t_message"]
-        module, _, name = report.nodeid.partition("::")
-        stem = Path(module).stem.removeprefix("test_")
-        tags = {lesson.module: lesson.tag for lesson in curriculum.lessons()}
-        lesson = tags.get(stem) or stem.split("_", 1)[0]  # test_questions
+        name = report.nodeid.partition("::")[2]
         check = Check(
-            lesson=lesson,
+            lesson=_tag(report.nodeid),
             name=name,
             nodeid=report.nodeid,
             points=float(props.get("points", 1.0)),
@@ -128,6 +134,13 @@ class _Collector:
         self.checks[report.nodeid] = check
         if self.on_check:
             self.on_check(check)
+
+
+def _tag(nodeid: str) -> str:
+    """The lesson tag ("l16") of a check's pytest node id."""
+    stem = Path(nodeid.partition("::")[0]).stem.removeprefix("test_")
+    tags = {lesson.module: lesson.tag for lesson in curriculum.lessons()}
+    return tags.get(stem) or stem.split("_", 1)[0]  # test_questions
 
 
 def _message_only(excinfo) -> str:
@@ -271,7 +284,8 @@ def grade(
         checks = [
             c for c in collector.checks.values() if c.lesson == lesson.tag
         ]
-        results.append(LessonResult(lesson, checks))
+        mistakes = collector.mistakes.get(lesson.tag, ())
+        results.append(LessonResult(lesson, checks, mistakes))
     return results
 
 
