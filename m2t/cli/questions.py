@@ -33,7 +33,6 @@ def cmd_answers_template(args: argparse.Namespace) -> int:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from graders.test_questions import expected_value
     from m2t import questions
     from m2t.grading import impl as _impl
 
@@ -62,7 +61,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         if k is None:
             continue
         verdict = questions.judge(
-            q, answers.tables.get(q.id), k, expected_value(q)
+            q, answers.tables.get(q.id), k, questions.expected_value(q)
         )
         if not args.all and verdict.status != "correct":
             continue
