@@ -150,11 +150,13 @@ class Seq2SeqEncoder(keras.layers.Layer):
             shape = shape[:-1] + (self.num_hiddens,)
 
     def call(self, inputs, training=None):
-        # TODO(l14): embed the ids, self.embedding(inputs) -> (B, S, E), then
-        #   run self.rnn_layers bottom up, each on the previous one's whole
-        #   output sequence, with training=training. A Keras GRU here
-        #   returns [outputs (B, S, U), last state (B, U)]. Return (top
-        #   outputs, list of the L last states).
+        # TODO(l14): the encoder of the module docstring, inputs (B, S) ->
+        #   (B, S, U) outputs and L last states (B, U). The first layer
+        #   reads embed(x_s), (B, S, E), from self.embedding; layer l of
+        #   self.rnn_layers (bottom first) reads the whole sequence of layer
+        #   l - 1, starts from zeros and sees training. A GRU here returns
+        #   [outputs (B, S, U), last state (B, U)]. Return (outputs of the
+        #   top layer, the list of the L last states, bottom layer first).
         #   Our solution is about 6 lines.
         raise NotImplementedError("l14: Seq2SeqEncoder.call")
 
@@ -246,15 +248,16 @@ class Seq2SeqDecoder(keras.layers.Layer):
         return list(states), states[-1]
 
     def call(self, inputs, state, training=None):
-        # TODO(l14): unpack `layer_states, context = state`. Embed the ids
-        #   -> (B, T, E); repeat the context along time, ops.repeat(
-        #   context[:, None, :], T, axis=1) with T = ops.shape(inputs)[1]
-        #   -> (B, T, U); ops.concatenate the two on the last axis ->
-        #   (B, T, E + U). Run self.rnn_layers bottom up, layer i starting
-        #   from layer_states[i] (initial_state=[h]) with training=training;
-        #   each returns [outputs (B, T, U), last state (B, U)]. self.dense
-        #   on the top outputs -> logits (B, T, V). Return (logits,
-        #   (list of the new states, context)): the context stays as it is.
+        # TODO(l14): the decoder of the module docstring, inputs (B, T) ->
+        #   (B, T, V) logits. state = (layer_states, context): L states
+        #   (B, U) and the context c (B, U). Step t reads [embed(y_{t-1}),
+        #   c], so the first layer reads (B, T, E + U), embedding features
+        #   first and the same c at each of the T steps (T is known only at
+        #   run time). Layer i of self.rnn_layers starts from
+        #   layer_states[i] (as initial_state=[h]) and sees training; it
+        #   returns [outputs (B, T, U), last state (B, U)]. self.dense maps
+        #   the top outputs to the logits. Return (logits, (the list of the
+        #   L new states, context)): c passes on unchanged.
         #   Our solution is about 10 lines.
         raise NotImplementedError("l14: Seq2SeqDecoder.call")
 
@@ -296,10 +299,11 @@ def sequence_mask(X, valid_len, value=0.0):
             "`valid_len` must have shape (B,), got shape "
             f"{tuple(valid_len.shape)}"
         )
-    # TODO(l14): keep = ops.arange(T)[None, :] < valid_len[:, None] (cast
-    #   valid_len to int32) -> (B, T) booleans; add a trailing axis per
-    #   extra axis of X (keep[..., None]) so it broadcasts; then
-    #   ops.where(keep, X, value cast to X.dtype).
+    # TODO(l14): X (B, T, ...) -> (B, T, ...) in X's dtype: entry
+    #   [b, t, ...] is X's at positions t < valid_len[b] (valid_len (B,),
+    #   integers of any dtype) and `value`, in X's dtype, elsewhere, over
+    #   every trailing axis. Positions count from 0: a valid length 0
+    #   replaces the whole row, one >= T nothing.
     #   Our solution is about 5 lines.
     raise NotImplementedError("l14: sequence_mask")
 
@@ -324,10 +328,13 @@ class MaskedSoftmaxCELoss:
     def __call__(self, labels, logits, valid_len):
         labels = ops.convert_to_tensor(labels)
         logits = ops.convert_to_tensor(logits)
-        # TODO(l14): ce = keras.losses.sparse_categorical_crossentropy(
-        #   labels, logits, from_logits=True) -> (B, T); weights =
-        #   sequence_mask(ops.ones_like(ce), valid_len) -> (B, T) of 1s and
-        #   0s. Return sum(ce * weights) / max(sum(weights), 1).
+        # TODO(l14): the masked loss of the module docstring, labels (B, T),
+        #   logits (B, T, V), valid_len (B,) -> scalar. ce[b, t] =
+        #   -log P(labels[b, t]), P the softmax of logits[b, t] over the V
+        #   tokens (computed stably from the logits), (B, T); w[b, t] = 1
+        #   where t < valid_len[b], else 0 (sequence_mask above). Return
+        #   Σ ce·w / max(Σ w, 1): 0 when no token is valid, and padding
+        #   moves neither the value nor the gradient.
         #   Our solution is about 5 lines.
         raise NotImplementedError("l14: MaskedSoftmaxCELoss.__call__")
 
@@ -346,9 +353,9 @@ def teacher_forcing_inputs(Y, bos_id: int):
         array([[2, 5, 6]], dtype=int32)
     """
     Y = ops.convert_to_tensor(Y)
-    # TODO(l14): a (B, 1) column of bos_id (ops.full with Y's dtype and
-    #   ops.shape(Y)[0] rows) concatenated in front of Y[:, :-1] on axis 1.
-    #   Our solution is about 2 lines.
+    # TODO(l14): Y (B, T) -> (B, T) in Y's dtype: column 0 holds bos_id and
+    #   column t > 0 holds Y[:, t - 1]; the last target token drops out.
+    #   B is known only at run time. Our solution is about 2 lines.
     raise NotImplementedError("l14: teacher_forcing_inputs")
 
 
@@ -372,13 +379,14 @@ def bleu(pred_seq, label_seq, k: int = 2) -> float:
     """
     _check_positive_int("k", k)
     pred, label = _tokens(pred_seq), _tokens(label_seq)
-    # TODO(l14): return 0.0 when len(pred) < k (then some p_n has no
-    #   n-gram). score = the brevity penalty math.exp(min(0, 1 -
-    #   len_label / len_pred)); for n = 1..k: count the label's n-grams
-    #   (collections.Counter of tuples), then walk the prediction's
-    #   len_pred - n + 1 n-grams: one matches if its count is still > 0,
-    #   and then uses one up (clipping). score *= (matches / (len_pred - n
-    #   + 1)) ** (0.5 ** n). Our solution is about 12 lines.
+    # TODO(l14): pred, label: list[str] -> float, the BLEU of the module
+    #   docstring for n = 1..k, with len_pred = len(pred), len_label =
+    #   len(label): the brevity penalty times Π p_n^(1/2^n). It is 0.0
+    #   when len_pred < k (some p_n would have no n-gram). p_n = matches /
+    #   (len_pred - n + 1) over the prediction's n-grams, clipped: a
+    #   prediction n-gram matches while the label still has an unused
+    #   copy of it, so each label n-gram matches at most as often as it
+    #   occurs there. Our solution is about 12 lines.
     raise NotImplementedError("l14: bleu")
 
 
@@ -409,10 +417,12 @@ def greedy_decode(
         ended them (at most `max_len` of them).
     """
     _check_search(max_len)
-    # TODO(l14): start from token = bos_id; up to max_len times: call
-    #   step_fn(token, state) -> (log_probs, state); token = the int
-    #   np.argmax of log_probs; stop at eos_id (not appended), else append.
-    #   Our solution is about 7 lines.
+    # TODO(l14): a step_fn, int -> (V,) log-probabilities, and its state
+    #   -> list[int]. The first input is bos_id; step_fn(last token, state)
+    #   gives the log-probabilities of the next token and the next state;
+    #   the next token is the most probable one (a tie goes to the lowest
+    #   id) and is the next input. At most max_len steps; eos_id ends the
+    #   output and is not part of it. Our solution is about 7 lines.
     raise NotImplementedError("l14: greedy_decode")
 
 
@@ -449,17 +459,19 @@ def beam_search(
     _check_search(max_len, beam_size=beam_size)
     if alpha < 0:
         raise ValueError(f"`alpha` must be >= 0, got {alpha!r}")
-    # TODO(l14): beams = [(0.0, [], state)] as (sum of log p, tokens, state),
-    #   finished = []. Each step: for each beam, step_fn(last token, or
-    #   bos_id when it has none, its state) -> (log_probs, new state); its
-    #   beam_size best tokens (np.argsort(-log_probs, kind="stable")) make
-    #   candidates (score + log_probs[tok], tokens + [tok], new state).
-    #   Sort all candidates by score, best first (a stable sort), keep
-    #   beam_size; those ending with eos_id go to `finished`, the others
-    #   are the new beams; stop when none is open. Then pick, over
-    #   finished + open beams, the max of score / len(tokens) ** alpha and
-    #   return its tokens without a final eos_id.
-    #   Our solution is about 20 lines.
+    # TODO(l14): a step_fn, int -> (V,) log-probabilities, and its state
+    #   -> list[int], the search the docstring above describes, with
+    #   Σ log p as a beam's score. A beam is (score, tokens,
+    #   decoder state); the search starts from (0.0, [], state), and a beam
+    #   without tokens feeds bos_id to step_fn. Each step, every open beam,
+    #   in order, proposes its beam_size most probable next tokens (ties:
+    #   lower id first) as candidates (score + log p, tokens + [token], next
+    #   state); of all candidates the beam_size best scores survive (ties:
+    #   the earlier candidate). Survivors ending in eos_id are finished,
+    #   the others stay open. The winner, over the finished and then the
+    #   open beams, has the highest score / len(tokens)**alpha (ties: the
+    #   first); return its tokens without a final eos_id. Scores in
+    #   float64. Our solution is about 20 lines.
     raise NotImplementedError("l14: beam_search")
 
 
