@@ -76,11 +76,14 @@ def attention_pool(queries, keys, values, width=1.0):
     queries = ops.convert_to_tensor(queries)
     keys = ops.convert_to_tensor(keys, dtype=queries.dtype)
     values = ops.convert_to_tensor(values, dtype=queries.dtype)
-    # TODO(l15): the differences queries[:, None] - keys -> (T, S) (they
-    #   broadcast for (S,) and (T, S) keys), times the width; the scores are
-    #   minus half their square; weights = ops.softmax over the keys (the
-    #   last axis); predictions = the sum over the keys of weights * values
-    #   -> (T,). Return (predictions, weights). Our solution is about 4 lines.
+    # TODO(l15): the module docstring's pooling, queries (T,), keys and
+    #   values (S,) or (T, S) -> (T,) predictions and (T, S) weights.
+    #   With s_ti = -((q_t - k_ti) w)^2 / 2, w = width in the queries'
+    #   dtype (a float or a (1,) weight): weights[t, i] = exp(s_ti) /
+    #   Σ_j exp(s_tj), normalised over the keys (the last axis), and
+    #   predictions[t] = Σ_i weights[t, i] v_ti. (S,) keys and values are
+    #   shared by every query. Return (predictions, weights).
+    #   Our solution is about 4 lines.
     # BEGIN SOLUTION
     scaled = (queries[:, None] - keys) * ops.cast(width, queries.dtype)
     weights = ops.softmax(-(scaled**2) / 2.0, axis=-1)  # (T, S)
@@ -103,12 +106,10 @@ def leave_one_out(x, y):
     x = ops.convert_to_tensor(x)
     y = ops.convert_to_tensor(y)
     n = x.shape[0]
-    # TODO(l15): row i must skip element i. One way: the column indices
-    #   j = ops.arange(n - 1) as a row (1, n - 1); where j >= i (the row
-    #   index as a column (n, 1)) take j + 1 instead: that skips i. Then
-    #   ops.take(x, indices) and ops.take(y, indices) -> (n, n - 1).
-    #   (NumPy also works: a boolean mask ~np.eye(n, dtype=bool).)
-    #   Our solution is about 4 lines.
+    # TODO(l15): x, y (n,) -> (n, n - 1) keys and values: row i of keys is x
+    #   without its i-th entry, the others in their original order, so
+    #   keys[i, j] = x[j] for j < i and x[j + 1] for j >= i; values the
+    #   same for y. Our solution is about 4 lines.
     # BEGIN SOLUTION
     cols = ops.arange(n - 1)[None, :]  # (1, n - 1)
     rows = ops.arange(n)[:, None]  # (n, 1)
@@ -129,8 +130,10 @@ def nw_predict(x_train, y_train, x_test, width=1.0):
     Returns:
         `(predictions (T,), weights (T, n))`.
     """
-    # TODO(l15): attention_pool with the test inputs as the queries and
-    #   all the training pairs as keys and values. Our solution is 1 line.
+    # TODO(l15): x_test (T,), x_train and y_train (n,) -> (T,) predictions
+    #   and (T, n) weights: the test inputs are the queries, all the
+    #   training pairs the keys and values, pooled with the given width.
+    #   Our solution is 1 line.
     # BEGIN SOLUTION
     return attention_pool(x_test, x_train, y_train, width)
     # END SOLUTION
@@ -206,13 +209,13 @@ def fit_width(
     x_train = ops.convert_to_tensor(x_train, "float32")
     y_train = ops.convert_to_tensor(y_train, "float32")
     losses = []
-    # TODO(l15): keys, values = leave_one_out(x_train, y_train). Each
-    #   epoch: under a tf.GradientTape, predict every training input from
-    #   the others with model(x_train, keys, values) -> (n,), and take the
-    #   loss sum((prediction - y_train)^2); append float(loss) to losses;
-    #   then the gradient of the loss w.r.t. model.trainable_weights and
-    #   optimizer.apply(grads, model.trainable_weights).
-    #   Our solution is about 8 lines.
+    # TODO(l15): train w by leave-one-out, the module docstring's last
+    #   paragraph. keys and values (n, n - 1) come from leave_one_out;
+    #   each epoch e, model(x_train, keys, values): (n,) -> (n,)
+    #   predictions f(x_i), and L(w) = Σ_i (f(x_i) - y_i)^2 -> scalar.
+    #   losses[e] = float(L) before the update, then one step of
+    #   `optimizer` with dL/dw on model.trainable_weights (the backend,
+    #   TensorFlow here, differentiates). Our solution is about 8 lines.
     # BEGIN SOLUTION
     keys, values = leave_one_out(x_train, y_train)  # (n, n - 1) each
     for _ in range(epochs):
