@@ -58,14 +58,15 @@ def masked_softmax(X, valid_lens=None):
                 "`valid_lens` must have shape (B,) or (B, T), got shape "
                 f"{tuple(valid_lens.shape)}"
             )
-    # TODO(l16): without valid_lens, a plain softmax over the last axis.
-    #   Otherwise build a boolean mask `keep` of shape (B, T, S) (or (B, 1, S))
-    #   that is True where the key index is < the valid length: compare
-    #   `ops.arange(S)` with `valid_lens[..., None]` (cast both to int32).
-    #   Replace masked scores by `mask_fill_value(X.dtype)` with `ops.where`,
-    #   take `ops.softmax(..., axis=-1)`, then multiply by `keep` cast to
-    #   X.dtype so a row with valid length 0 is all zeros, not uniform.
-    #   Our solution is about 6 lines.
+    # TODO(l16): X: (B, T, S) -> (B, T, S) weights, normalised over the keys
+    #   (the last axis): weights[b, t, i] = exp(X_bti) / Σ_j exp(X_btj),
+    #   j over the kept keys only. Without valid_lens every key is kept;
+    #   otherwise key i of row (b, t) is kept iff i < valid_lens[b, t]
+    #   (valid_lens is (B, 1) or (B, T) by now, integers of any dtype). A
+    #   masked key weighs exactly 0: its score becomes
+    #   mask_fill_value(X.dtype) first, so no NaN and no overflow. The
+    #   kept weights of a row sum to 1, and a row of valid length 0 is all
+    #   zeros, not uniform. Our solution is about 6 lines.
     raise NotImplementedError("l16: masked_softmax")
 
 
@@ -131,14 +132,16 @@ class AdditiveAttention(keras.layers.Layer):
         training=None,
         return_attention_weights=False,
     ):
-        # TODO(l16): project queries with W_q -> (B, T, H) and keys with
-        #   W_k -> (B, S, H); add them as (B, T, 1, H) + (B, 1, S, H) ->
-        #   (B, T, S, H) (indexing with None broadcasts), ops.tanh, then w_v ->
-        #   (B, T, S, 1) and ops.squeeze(axis=-1) -> scores (B, T, S).
-        #   weights = masked_softmax(scores, valid_lens); output = the weights,
-        #   after self.attention_dropout(..., training=training), times the
-        #   values: ops.matmul((B, T, S), (B, S, V)) -> (B, T, V).
-        #   Assign `weights` and `output`. Our solution is about 6 lines.
+        # TODO(l16): queries (B, T, Dq), keys (B, S, Dk), values (B, S, V) ->
+        #   (B, T, V) output and (B, T, S) weights. scores[b, t, i] =
+        #   w_v^T th(W_q q_bt + W_k k_bi), th the hyperbolic tangent:
+        #   self.W_q and self.W_k map to H features, every (query, key) pair
+        #   is combined into (B, T, S, H), and self.w_v maps H to one score.
+        #   weights = masked_softmax(scores, valid_lens); output[b, t] =
+        #   Σ_i drop(weights)[b, t, i] v_bi, drop = self.attention_dropout
+        #   (active only when training); the weights returned are those
+        #   before the dropout. Assign `weights` and `output`.
+        #   Our solution is about 6 lines.
         raise NotImplementedError("l16: AdditiveAttention.call")
         if return_attention_weights:
             return output, weights
@@ -193,13 +196,14 @@ class DotProductAttention(keras.layers.Layer):
                 "dot-product attention needs queries and keys of the same "
                 f"size, got `queries` (..., {dq}) and `keys` (..., {dk})"
             )
-        # TODO(l16): scores = Q K^T / sqrt(d), d = the queries' last axis:
-        #   ops.matmul(queries, ops.swapaxes(keys, -1, -2)): (B, T, D) x
-        #   (B, D, S) -> (B, T, S), divided by ops.sqrt of d cast to the
-        #   queries' dtype. weights = masked_softmax(scores, valid_lens);
-        #   output = self.attention_dropout(weights, training=training) @ values
-        #   -> (B, T, V). Assign `weights` and `output`.
-        #   Our solution is about 5 lines.
+        # TODO(l16): queries (B, T, D), keys (B, S, D), values (B, S, V) ->
+        #   (B, T, V) output and (B, T, S) weights. scores[b, t, i] =
+        #   q_bt · k_bi / √d, with d = D in the queries' dtype (D read at
+        #   run time); weights = masked_softmax(scores, valid_lens);
+        #   output[b, t] = Σ_i drop(weights)[b, t, i] v_bi, drop =
+        #   self.attention_dropout (active only when training); the weights
+        #   returned are those before the dropout. Assign `weights` and
+        #   `output`. Our solution is about 5 lines.
         raise NotImplementedError("l16: DotProductAttention.call")
         if return_attention_weights:
             return output, weights
