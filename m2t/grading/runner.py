@@ -295,6 +295,10 @@ def fresh_keras() -> None:
     keras = sys.modules.get("keras")
     if keras is not None:
         keras.backend.clear_session()
+        # clear_session() turns Keras's traceback filtering back on, which
+        # would rewrite the student's exceptions from the second grade on
+        # (no TODO line, no shapes): keep it off, as the probes set it.
+        keras.config.disable_traceback_filtering()
 
 
 def save_state(results: Sequence[LessonResult], impl: str) -> None:

@@ -1,7 +1,7 @@
 """`m2t watch`: regrade the lesson you are editing every time you save it.
 
 TensorFlow is imported once. A save re-executes only the edited module
-(`graders/_impl.py` reloads a file whose mtime changed) and reruns its
+(`m2t.grading.impl` reloads a file whose mtime changed) and reruns its
 grader in this process. The first failing check is printed the moment it
 is known; a new save during a run stops that run and starts the next. When
 a lesson passes, the next unfinished one is graded and becomes current.
@@ -138,7 +138,12 @@ class _StopOnSave:
             self.session.shouldstop = "a lesson file was saved again"
 
     def pytest_keyboard_interrupt(self, excinfo) -> None:
-        self.interrupted = True
+        # pytest ends a run we stopped by raising `Session.Interrupted`,
+        # a KeyboardInterrupt: only a real one is the student's Ctrl-C.
+        import pytest
+
+        if not isinstance(excinfo.value, pytest.Session.Interrupted):
+            self.interrupted = True
 
 
 _MARK = {"failed": "FAIL", "error": "ERROR", "not_started": "todo"}
@@ -254,7 +259,7 @@ class Watch:
                 f"{result.score:g}/{result.max_score:g} points "
                 f"({seconds:.1f}s)."
             )
-            left = len(lesson.hints) - hints.unlocked(lesson)
+            left = hints.left(lesson, self.folder)
             if left > 0:
                 self.out(f"  stuck? `m2t hint {lesson.id}` ({left} left)")
         return result
@@ -266,10 +271,15 @@ class Watch:
         where = self.folder
         if where.is_relative_to(ROOT):
             where = where.relative_to(ROOT)
+        how = (
+            "file events"
+            if self.changes.using_events
+            else f"polling every {self.changes.interval:g} s"
+        )
         self.out(
             f"\nprogress [{'#' * filled}{'-' * (width - filled)}] "
             f"{len(self.done)}/{n} lessons pass. Watching {where}/ for "
-            "saves (Ctrl-C to stop)."
+            f"saves ({how}; Ctrl-C to stop)."
         )
 
     def run(
@@ -299,8 +309,9 @@ class Watch:
             while pending and not limit():
                 lesson = pending.pop(0)
                 result = self.grade(lesson)
-                if result is None:  # saved again mid-run
-                    break
+                if result is None:  # saved again mid-run: grade that save
+                    pending = self._edited(self.changes.poll()) or [lesson]
+                    continue
                 if result.status == "passed":
                     following = self.first_unfinished(after=lesson)
                     if following is None:
@@ -311,13 +322,15 @@ class Watch:
             if limit():
                 return 0
             self.footer()
-            while True:
-                changed = self.changes.wait()
-                edited = [self.lesson_of(p) for p in changed]
-                edited = [x for x in edited if x is not None]
-                if edited:
-                    break
-            pending = [edited[0]]
+            pending = []
+            while not pending:
+                pending = self._edited(self.changes.wait())
+
+    def _edited(self, changed: list[Path]) -> list[curriculum.Lesson]:
+        """The lesson of the most recent save among `changed` (as a list:
+        empty when none of them is a lesson file)."""
+        edited = [self.lesson_of(p) for p in changed]
+        return [x for x in edited if x is not None][:1]
 
 
 def _printer(stream) -> Callable[..., None]:
