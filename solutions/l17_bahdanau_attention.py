@@ -150,14 +150,19 @@ class Seq2SeqAttentionDecoder(keras.layers.Layer):
             `(context (B, Hd), weights (B, S))`; weights exactly 0 at
             positions >= valid_len, summing to 1 over the rest.
         """
-        # TODO(l17): scores = w_v(tanh(W_q(query)[:, None, :] + keys)):
-        #   (B, 1, Hd) + (B, S, Hd) -> (B, S, Hd) -> (B, S, 1), squeezed to
-        #   (B, S). With valid_lens, keep = ops.arange(S) < valid_lens[:, None]
-        #   (int32, (B, S)): fill the other scores with
-        #   mask_fill_value(dtype) (ops.where), ops.softmax over S, multiply
-        #   by keep (cast). context = the weights (after
-        #   self.attention_dropout) times the values, summed over S: ops.einsum
-        #   "bs,bsh->bh". Our solution is about 10 lines.
+        # TODO(l17): query (B, Hd), keys and values (B, S, Hd) -> (B, Hd)
+        #   context and (B, S) weights: the module docstring's c_t and alpha
+        #   for one query per sequence. scores[b, j] = w_v^T th(W_q s_b +
+        #   k_bj), th the hyperbolic tangent; the keys are already through
+        #   W_k, so only the query goes through self.W_q, and self.w_v maps
+        #   Hd features to one score. weights[b, j] = exp(scores[b, j]) /
+        #   Σ_i exp(scores[b, i]) over the kept positions j < valid_lens[b]
+        #   (all of them when valid_lens is None); masked positions weigh
+        #   exactly 0 (score them mask_fill_value(dtype) first), and a row
+        #   of valid length 0 is all zeros. context[b] = Σ_j
+        #   drop(weights)[b, j] values[b, j], drop = self.attention_dropout
+        #   (training only); return the weights before the dropout.
+        #   Our solution is about 10 lines.
         # BEGIN SOLUTION
         features = ops.tanh(self.W_q(query)[:, None, :] + keys)  # (B, S, Hd)
         scores = ops.squeeze(self.w_v(features), axis=-1)  # (B, S)
@@ -192,14 +197,17 @@ class Seq2SeqAttentionDecoder(keras.layers.Layer):
             `(B, Hd)`, the new state `(B, L, Hd)` and this step's attention
             weights `(B, S)`.
         """
-        # TODO(l17): the query is the previous state of the top layer,
-        #   hidden[:, -1] (B, Hd): attend with it. The first GRU layer's
-        #   input is ops.concatenate([context, embedded], axis=-1)
-        #   (B, Hd + E). Run the cells bottom-up: cell l takes the layer
-        #   below's new state (through self.layer_dropout from the second
-        #   layer on) and its own previous state [hidden[:, l]]; a
-        #   keras.layers.GRUCell returns (new_state, [new_state]). Stack the
-        #   new states on axis 1 -> (B, L, Hd). Our solution is about 10 lines.
+        # TODO(l17): embedded (B, E), hidden (B, L, Hd) -> (B, Hd) output,
+        #   (B, L, Hd) new hidden, (B, S) weights: one step of the module
+        #   docstring. The query s_{t-1} is the top layer's PREVIOUS state,
+        #   hidden[:, -1] (B, Hd), given to self.attend. Cell 0 of
+        #   self.cells reads [c_t, e(y_{t-1})], (B, Hd + E), context
+        #   first; cell l > 0 reads cell l - 1's new state through
+        #   self.layer_dropout. Cell l starts from its own previous state,
+        #   row l of hidden, passed as a one-item list; a
+        #   keras.layers.GRUCell returns (new_state, [new_state]). Row l of
+        #   the new hidden is cell l's new state; the output is the top
+        #   layer's. Our solution is about 10 lines.
         # BEGIN SOLUTION
         query = hidden[:, -1]  # (B, Hd): the top layer's previous state
         context, weights = self.attend(
