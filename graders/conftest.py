@@ -12,7 +12,7 @@ import os
 import numpy as np
 import pytest
 
-from graders._judge import CheckFailed
+from graders.lib.judge import CheckFailed
 from m2t import settings
 from m2t.grading import impl as _impl
 from m2t.grading import probe as _probe

@@ -19,15 +19,19 @@ W=6, C=3), so a height/width mix-up shows.
 import numpy as np
 import pytest
 
-from graders import _cnn
-from graders._cnn import expect_count
-from graders._cnn import expect_reference
-from graders._cnn import expect_table
-from graders._cnn import forward
-from graders._cnn import init_weights
-from graders._cnn import simulate
-from graders._judge import Mistake
-from graders._judge import expect
+from graders.lib.cnn_probes import train_steps
+from graders.lib.cnn_probes import transfer
+from graders.lib.cnn_references import expect_table
+from graders.lib.cnn_references import forward
+from graders.lib.cnn_references import init_weights
+from graders.lib.cnn_references import simulate
+from graders.lib.cnn_references import table_rows
+from graders.lib.cnn_references import toy_images
+from graders.lib.judge import Mistake
+from graders.lib.judge import expect
+from graders.lib.judge import expect_count
+from graders.lib.judge import expect_reference
+from graders.lib.judge import memo
 from m2t.grading.probe import Lesson
 
 lesson = Lesson("l02_classic_cnns")
@@ -236,7 +240,7 @@ def _build(m, kind, kwargs):
 
 @lesson.probe
 def run_table(m, kind):
-    from graders._cnn import layer_table
+    from graders.lib.cnn_probes import layer_table
 
     return layer_table(_build(m, kind, {}), SEED_INPUT)
 
@@ -245,7 +249,7 @@ def run_table(m, kind):
 def run_network(m, kind, kwargs, x, weights):
     model = _build(m, kind, kwargs)
     model(x[:1])  # build
-    used = _cnn.transfer(model, weights)
+    used = transfer(model, weights)
     return model(x, training=False), used
 
 
@@ -253,14 +257,14 @@ def run_network(m, kind, kwargs, x, weights):
 def run_block(m, kind, args, x, weights):
     block = m.vgg_block(*args) if kind == "vgg" else m.nin_block(*args)
     block(x)  # build
-    used = _cnn.transfer(block, weights)
+    used = transfer(block, weights)
     facts = {"type": type(block).__name__, "layers": len(block.layers)}
     return block(x), used, facts
 
 
 @lesson.probe
 def run_training(m, kind, kwargs, x, y, steps):
-    return _cnn.train_steps(_build(m, kind, kwargs), x, y, steps)
+    return train_steps(_build(m, kind, kwargs), x, y, steps)
 
 
 # ------------------------------------------------------------------ checks
@@ -268,13 +272,13 @@ def run_training(m, kind, kwargs, x, y, steps):
 @pytest.mark.parametrize("kind", ["alexnet", "vgg", "nin"])
 def test_seed_layer_table(kind):
     """Each layer's output shape on (1, 224, 224, 1), as the seed prints."""
-    facts = _cnn.memo(run_table, lesson.module, kind)
+    facts = memo(run_table, lesson.module, kind)
     expect(
         facts["type"] == "Sequential",
         f"{kind}() should return a keras.Sequential, got {facts['type']}.",
     )
     expect_table(
-        _cnn.table_rows(facts["rows"]),
+        table_rows(facts["rows"]),
         SEED_TABLES[kind],
         f"{kind}() on (1, 224, 224, 1)",
         diagnoses=_table_candidates(kind),
@@ -284,7 +288,7 @@ def test_seed_layer_table(kind):
 @pytest.mark.parametrize("kind", ["alexnet", "vgg", "nin"])
 def test_parameter_count(kind):
     """Trainable parameters against the closed form of the architecture."""
-    facts = _cnn.memo(run_table, lesson.module, kind)
+    facts = memo(run_table, lesson.module, kind)
     spec, mistakes = NETS[kind]
     _, expected, _ = simulate(spec(), SEED_INPUT)
     candidates = {}
@@ -413,7 +417,7 @@ def test_narrow_network_trains(kind):
     quadrants, standardised); the loss falls by 10% within a few steps."""
     kwargs, (h, w) = SMOKE[kind]
     steps = SMOKE_STEPS[kind]
-    x, y = _cnn.toy_images(16, h, w)
+    x, y = toy_images(16, h, w)
     x = (x - x.mean()) / x.std()
     losses = run_training(kind, kwargs, x, y, steps)
     expect(

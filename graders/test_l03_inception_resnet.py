@@ -22,25 +22,31 @@ use the seed-notes' (4, 6, 6, 3).
 import numpy as np
 import pytest
 
-from graders import _cnn
-from graders._cnn import batch_norm
-from graders._cnn import bn_params
-from graders._cnn import conv2d
-from graders._cnn import conv_params
-from graders._cnn import expect_count
-from graders._cnn import expect_reference
-from graders._cnn import expect_table
-from graders._cnn import max_pool
-from graders._cnn import random_weight
-from graders._cnn import relu
-from graders._cnn import simulate
-from graders._contract import gradient_check
-from graders._contract import layer_contract
-from graders._judge import Mistake
-from graders._judge import expect
-from graders._judge import expect_close
-from graders._judge import expect_shape
-from graders._tol import GRAD
+from graders.lib.cnn_probes import layer_table
+from graders.lib.cnn_probes import train_steps
+from graders.lib.cnn_probes import transfer_named
+from graders.lib.cnn_references import BN_ROLES
+from graders.lib.cnn_references import batch_norm
+from graders.lib.cnn_references import bn_params
+from graders.lib.cnn_references import conv2d
+from graders.lib.cnn_references import conv_params
+from graders.lib.cnn_references import expect_table
+from graders.lib.cnn_references import max_pool
+from graders.lib.cnn_references import random_weight
+from graders.lib.cnn_references import relu
+from graders.lib.cnn_references import simulate
+from graders.lib.cnn_references import table_rows
+from graders.lib.cnn_references import toy_images
+from graders.lib.judge import Mistake
+from graders.lib.judge import expect
+from graders.lib.judge import expect_close
+from graders.lib.judge import expect_count
+from graders.lib.judge import expect_reference
+from graders.lib.judge import expect_shape
+from graders.lib.judge import memo
+from graders.lib.probes import gradient_check
+from graders.lib.probes import layer_contract
+from graders.lib.tolerances import GRAD
 from m2t.grading.probe import Lesson
 
 lesson = Lesson("l03_inception_resnet")
@@ -173,7 +179,7 @@ def residual_weights(c_in, channels, use_1x1conv, rng):
         ]
 
     def bn(c):
-        return [random_weight((c,), role, rng) for role in _cnn.BN_ROLES]
+        return [random_weight((c,), role, rng) for role in BN_ROLES]
 
     weights = {
         "conv1": conv(3, c_in, channels),
@@ -298,7 +304,7 @@ def resnet18_spec(widths=(64, 128, 256, 512), classes=10, mistake=None):
 def run_inception(m, args, x, weights):
     block = m.Inception(*args)
     block(x)  # build
-    used = _cnn.transfer_named(block, weights)
+    used = transfer_named(block, weights)
     return block(x), used
 
 
@@ -306,7 +312,7 @@ def run_inception(m, args, x, weights):
 def run_residual(m, args, x, weights, training):
     block = m.Residual(*args)
     block(x, training=False)  # build
-    used = _cnn.transfer_named(block, weights)
+    used = transfer_named(block, weights)
     return block(x, training=training), used
 
 
@@ -368,8 +374,8 @@ def run_contract(m, kind, x):
 @lesson.probe
 def run_table(m, kind):
     if kind == "googlenet":
-        return _cnn.layer_table(m.googlenet(), GOOGLENET_INPUT)
-    return _cnn.layer_table(m.resnet18(), RESNET_INPUT)
+        return layer_table(m.googlenet(), GOOGLENET_INPUT)
+    return layer_table(m.resnet18(), RESNET_INPUT)
 
 
 @lesson.probe
@@ -388,7 +394,7 @@ def run_training(m, kind, x, y, steps):
                 layers.Dense(4),
             ]
         )
-    return _cnn.train_steps(model, x, y, steps)
+    return train_steps(model, x, y, steps)
 
 
 # ------------------------------------------------------------------ checks
@@ -422,13 +428,13 @@ def test_inception_matches_reference(rng, case):
 @pytest.mark.points(2)
 def test_googlenet_seed_layer_table():
     """Each stage's output shape on (1, 96, 96, 1), as the seed prints."""
-    facts = _cnn.memo(run_table, lesson.module, "googlenet")
+    facts = memo(run_table, lesson.module, "googlenet")
     expect(
         facts["type"] == "Sequential",
         f"googlenet() should return a keras.Sequential, got {facts['type']}.",
     )
     expect_table(
-        _cnn.table_rows(facts["rows"]),
+        table_rows(facts["rows"]),
         GOOGLENET_TABLE,
         "googlenet() on (1, 96, 96, 1)",
         hint="b1..b5 are each one keras.Sequential; b5 ends in "
@@ -437,7 +443,7 @@ def test_googlenet_seed_layer_table():
 
 
 def test_googlenet_parameter_count():
-    facts = _cnn.memo(run_table, lesson.module, "googlenet")
+    facts = memo(run_table, lesson.module, "googlenet")
     _, expected, _ = simulate(googlenet_spec(), GOOGLENET_INPUT)
     expect_count(
         facts["trainable"],
@@ -547,13 +553,13 @@ def test_keras_layer_contract(rng, kind):
 @pytest.mark.points(2)
 def test_resnet18_seed_layer_table():
     """Each stage's output shape on (1, 224, 224, 1), as the seed prints."""
-    facts = _cnn.memo(run_table, lesson.module, "resnet18")
+    facts = memo(run_table, lesson.module, "resnet18")
     expect(
         facts["type"] == "Sequential",
         f"resnet18() should return a keras.Sequential, got {facts['type']}.",
     )
     expect_table(
-        _cnn.table_rows(facts["rows"]),
+        table_rows(facts["rows"]),
         RESNET18_TABLE,
         "resnet18() on (1, 224, 224, 1)",
         diagnoses={
@@ -565,7 +571,7 @@ def test_resnet18_seed_layer_table():
 
 
 def test_resnet18_parameter_count():
-    facts = _cnn.memo(run_table, lesson.module, "resnet18")
+    facts = memo(run_table, lesson.module, "resnet18")
     _, trainable, moving = simulate(resnet18_spec(), RESNET_INPUT)
     _, wrong, _ = simulate(
         resnet18_spec(mistake=FIRST_STAGE_DOWNSAMPLES), RESNET_INPUT
@@ -591,7 +597,7 @@ def test_trains(kind):
     """Smoke: Adam on 16 generated 16x16 images; the loss falls by 10%
     within 4 steps (a narrow ResNet-18; a small net around one Inception
     block)."""
-    x, y = _cnn.toy_images(16, 16, 16)
+    x, y = toy_images(16, 16, 16)
     x = (x - x.mean()) / x.std()
     losses = run_training(kind, x, y, 4)
     expect(

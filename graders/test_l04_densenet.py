@@ -20,25 +20,31 @@ Block inputs give every axis its own size (B=2, H=6, W=5, C=3).
 import numpy as np
 import pytest
 
-from graders import _cnn
-from graders._cnn import avg_pool
-from graders._cnn import batch_norm
-from graders._cnn import bn_params
-from graders._cnn import conv2d
-from graders._cnn import conv_params
-from graders._cnn import expect_count
-from graders._cnn import expect_reference
-from graders._cnn import expect_table
-from graders._cnn import random_weight
-from graders._cnn import relu
-from graders._cnn import simulate
-from graders._contract import gradient_check
-from graders._contract import layer_contract
-from graders._judge import Mistake
-from graders._judge import expect
-from graders._judge import expect_close
-from graders._judge import expect_shape
-from graders._tol import GRAD
+from graders.lib.cnn_probes import layer_table
+from graders.lib.cnn_probes import train_steps
+from graders.lib.cnn_probes import transfer_named
+from graders.lib.cnn_references import BN_ROLES
+from graders.lib.cnn_references import avg_pool
+from graders.lib.cnn_references import batch_norm
+from graders.lib.cnn_references import bn_params
+from graders.lib.cnn_references import conv2d
+from graders.lib.cnn_references import conv_params
+from graders.lib.cnn_references import expect_table
+from graders.lib.cnn_references import random_weight
+from graders.lib.cnn_references import relu
+from graders.lib.cnn_references import simulate
+from graders.lib.cnn_references import table_rows
+from graders.lib.cnn_references import toy_images
+from graders.lib.judge import Mistake
+from graders.lib.judge import expect
+from graders.lib.judge import expect_close
+from graders.lib.judge import expect_count
+from graders.lib.judge import expect_reference
+from graders.lib.judge import expect_shape
+from graders.lib.judge import memo
+from graders.lib.probes import gradient_check
+from graders.lib.probes import layer_contract
+from graders.lib.tolerances import GRAD
 from m2t.grading.probe import Lesson
 
 lesson = Lesson("l04_densenet")
@@ -121,7 +127,7 @@ def ref_transition(x, w, training, mistake=None):
 
 def block_weights(c_in, channels, k, rng):
     return {
-        "bn": [random_weight((c_in,), role, rng) for role in _cnn.BN_ROLES],
+        "bn": [random_weight((c_in,), role, rng) for role in BN_ROLES],
         "conv": [
             random_weight((k, k, c_in, channels), "kernel", rng),
             random_weight((channels,), "bias", rng),
@@ -184,7 +190,7 @@ def run_block(m, kind, args, x, weights, training):
         block = m.DenseBlock(*args)
         block(x, training=False)  # build
         used = [
-            _cnn.transfer_named(sub, w)
+            transfer_named(sub, w)
             for sub, w in zip(block.conv_blocks, weights, strict=False)
         ]
     else:
@@ -194,7 +200,7 @@ def run_block(m, kind, args, x, weights, training):
             else (m.TransitionBlock(*args))
         )
         block(x, training=False)  # build
-        used = _cnn.transfer_named(block, weights)
+        used = transfer_named(block, weights)
     return block(x, training=training), used
 
 
@@ -252,7 +258,7 @@ def run_contract(m, kind, x):
 
 @lesson.probe
 def run_table(m):
-    return _cnn.layer_table(m.densenet(), DENSENET_INPUT)
+    return layer_table(m.densenet(), DENSENET_INPUT)
 
 
 @lesson.probe
@@ -260,7 +266,7 @@ def run_training(m, x, y, steps):
     model = m.densenet(
         num_classes=4, num_channels=8, growth_rate=4, arch=(2, 2)
     )
-    return _cnn.train_steps(model, x, y, steps)
+    return train_steps(model, x, y, steps)
 
 
 # ------------------------------------------------------------------ checks
@@ -406,13 +412,13 @@ def test_keras_layer_contract(rng, kind):
 @pytest.mark.points(2)
 def test_densenet_layer_table():
     """Each layer's output shape on (1, 96, 96, 1)."""
-    facts = _cnn.memo(run_table, lesson.module)
+    facts = memo(run_table, lesson.module)
     expect(
         facts["type"] == "Sequential",
         f"densenet() should return a keras.Sequential, got {facts['type']}.",
     )
     expect_table(
-        _cnn.table_rows(facts["rows"]),
+        table_rows(facts["rows"]),
         DENSENET_TABLE,
         "densenet() on (1, 96, 96, 1)",
         diagnoses={
@@ -424,7 +430,7 @@ def test_densenet_layer_table():
 
 
 def test_densenet_parameter_count():
-    facts = _cnn.memo(run_table, lesson.module)
+    facts = memo(run_table, lesson.module)
     _, trainable, moving = simulate(densenet_spec(), DENSENET_INPUT)
     _, wrong, _ = simulate(
         densenet_spec(mistake=KEEPS_CHANNELS), DENSENET_INPUT
@@ -449,7 +455,7 @@ def test_densenet_parameter_count():
 def test_narrow_densenet_trains():
     """Smoke: densenet(num_channels=8, growth_rate=4, arch=(2, 2)) with Adam
     on 16 generated 16x16 images; the loss falls by 10% within 4 steps."""
-    x, y = _cnn.toy_images(16, 16, 16)
+    x, y = toy_images(16, 16, 16)
     x = (x - x.mean()) / x.std()
     losses = run_training(x, y, 4)
     expect(

@@ -12,8 +12,8 @@ import collections
 import numpy as np
 import pytest
 
-from graders._judge import Mistake
-from graders._judge import expect
+from graders.lib.judge import Mistake
+from graders.lib.judge import expect
 from m2t.grading.probe import Lesson
 
 lesson = Lesson("l06_text_preprocessing")

@@ -9,12 +9,12 @@ Conventions: the offset is drawn from [0, T); Y is X one token later.
 import numpy as np
 import pytest
 
-from graders._judge import Mistake
-from graders._judge import expect
-from graders._judge import expect_close
-from graders._judge import expect_shape
-from graders._tol import EXACT
-from graders._tol import F32
+from graders.lib.judge import Mistake
+from graders.lib.judge import expect
+from graders.lib.judge import expect_close
+from graders.lib.judge import expect_shape
+from graders.lib.tolerances import EXACT
+from graders.lib.tolerances import F32
 from m2t.grading.probe import Lesson
 
 lesson = Lesson("l07_language_model_data")

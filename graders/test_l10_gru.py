@@ -11,13 +11,13 @@ The cell is checked against a float64 NumPy reference and against
 import numpy as np
 import pytest
 
-from graders._contract import gradient_check
-from graders._contract import layer_contract
-from graders._judge import Mistake
-from graders._judge import expect
-from graders._judge import expect_close
-from graders._judge import expect_shape
-from graders._tol import GRAD
+from graders.lib.judge import Mistake
+from graders.lib.judge import expect
+from graders.lib.judge import expect_close
+from graders.lib.judge import expect_shape
+from graders.lib.probes import gradient_check
+from graders.lib.probes import layer_contract
+from graders.lib.tolerances import GRAD
 from m2t.grading.probe import Lesson
 
 lesson = Lesson("l10_gru")

@@ -13,14 +13,14 @@ backward half re-aligned so position t holds the state after x_T ... x_t.
 import numpy as np
 import pytest
 
-from graders._contract import gradient_check
-from graders._contract import layer_contract
-from graders._judge import Mistake
-from graders._judge import expect
-from graders._judge import expect_close
-from graders._judge import expect_shape
-from graders._tol import EXACT
-from graders._tol import GRAD
+from graders.lib.judge import Mistake
+from graders.lib.judge import expect
+from graders.lib.judge import expect_close
+from graders.lib.judge import expect_shape
+from graders.lib.probes import gradient_check
+from graders.lib.probes import layer_contract
+from graders.lib.tolerances import EXACT
+from graders.lib.tolerances import GRAD
 from m2t.grading.probe import Lesson
 
 lesson = Lesson("l12_deep_bidirectional_rnn")

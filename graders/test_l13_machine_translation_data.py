@@ -10,11 +10,11 @@ on the right; valid_len counts the non-'<pad>' tokens ('<eos>' included).
 import numpy as np
 import pytest
 
-from graders._judge import Mistake
-from graders._judge import expect
-from graders._judge import expect_close
-from graders._judge import expect_shape
-from graders._tol import EXACT
+from graders.lib.judge import Mistake
+from graders.lib.judge import expect
+from graders.lib.judge import expect_close
+from graders.lib.judge import expect_shape
+from graders.lib.tolerances import EXACT
 from m2t.grading.probe import Lesson
 
 lesson = Lesson("l13_machine_translation_data")

@@ -12,11 +12,11 @@ with reset_after=False (blocks [z | r | h]); the state is batch-first
 import numpy as np
 import pytest
 
-from graders._contract import layer_contract
-from graders._judge import Mistake
-from graders._judge import expect
-from graders._judge import expect_close
-from graders._judge import expect_shape
+from graders.lib.judge import Mistake
+from graders.lib.judge import expect
+from graders.lib.judge import expect_close
+from graders.lib.judge import expect_shape
+from graders.lib.probes import layer_contract
 from m2t.grading.probe import Lesson
 
 lesson = Lesson("l17_bahdanau_attention")

@@ -11,13 +11,13 @@ diagonal, block j = [[cos(d w_j), -sin(d w_j)], [sin(d w_j), cos(d w_j)]].
 import numpy as np
 import pytest
 
-from graders._contract import layer_contract
-from graders._judge import Mistake
-from graders._judge import expect
-from graders._judge import expect_close
-from graders._judge import expect_shape
-from graders._tol import EXACT
-from graders._tol import F32
+from graders.lib.judge import Mistake
+from graders.lib.judge import expect
+from graders.lib.judge import expect_close
+from graders.lib.judge import expect_shape
+from graders.lib.probes import layer_contract
+from graders.lib.tolerances import EXACT
+from graders.lib.tolerances import F32
 from m2t.grading.probe import Lesson
 
 lesson = Lesson("l19_self_attention_positional_encoding")

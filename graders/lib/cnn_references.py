@@ -1,30 +1,26 @@
-"""Helpers of the CNN graders (lessons 02-04): float64 NumPy references for
-convolution, pooling and batch norm; shape tables; weight transfer; a
-training smoke check; and a small generated image set.
-
-Judge side: `conv2d`, `max_pool`, `avg_pool`, `batch_norm`, the parameter
-formulas, `expect_table`, `expect_reference`, `toy_images`.
-Probe side (they touch the student's model, return plain data):
-`layer_table`, `transfer`, `train_steps`.
+"""Float64 references of the CNN lessons (02-04), judge side: convolution,
+pooling and batch norm in NumPy; the parameter formulas; an architecture's
+layer table and parameter counts from the formulas alone (`simulate`) and
+its float64 forward pass (`forward`); judging a layer table
+(`expect_table`); a small generated image set (`toy_images`).
 
 Images are channels-last: x (B, H, W, C); kernels (k, k, C_in, C_out) as
-Keras stores them.
+Keras stores them. The probe side is `graders.lib.cnn_probes`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from collections.abc import Mapping
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from graders._judge import CheckFailed
-from graders._judge import Mistake
-from graders._judge import diagnose
-from graders._judge import expect_close
-from graders._tol import F32
+from graders.lib.judge import Mistake
+from graders.lib.judge import fail
+
+Row = tuple[str, tuple[int, ...]]
+"""One row of a layer table: (layer class name, output shape)."""
 
 # ----------------------------------------------------- float64 references
 
@@ -78,14 +74,17 @@ def avg_pool(x, size, strides):
 
 
 def global_avg_pool(x):
+    """x (B, H, W, C) -> (B, C): the mean over the image."""
     return np.asarray(x, np.float64).mean(axis=(1, 2))
 
 
 def relu(x):
+    """max(x, 0), elementwise (any shape)."""
     return np.maximum(x, 0.0)
 
 
 def dense(x, kernel, bias):
+    """x (B, D) @ kernel (D, U) + bias (U,) -> (B, U)."""
     return np.asarray(x, np.float64) @ kernel + bias
 
 
@@ -116,6 +115,7 @@ def conv_params(k: int, c_in: int, c_out: int) -> int:
 
 
 def dense_params(d_in: int, d_out: int) -> int:
+    """d_in*d_out weights + d_out biases."""
     return d_in * d_out + d_out
 
 
@@ -314,9 +314,7 @@ def _run(spec, x, take):
     return x
 
 
-# --------------------------------------------------------------- judging
-
-Row = tuple[str, tuple[int, ...]]
+# ------------------------------------------------------ judging a table
 
 
 def table_rows(raw: Sequence[Any]) -> list[Row]:
@@ -339,17 +337,6 @@ def table_rows(raw: Sequence[Any]) -> list[Row]:
 
 def _activation_row(activation: str | None) -> str:
     return "ReLU" if activation == "relu" else f"Activation({activation})"
-
-
-def _raise(lines: list[str], mistake: Mistake | None) -> None:
-    """Fail as `graders._judge` does: the diagnosis leads, the rest follows
-    indented (kept as is, so a table stays aligned)."""
-    if mistake is not None:
-        lines = [
-            f"Likely mistake [{mistake.name}]: {mistake.explanation}",
-            *(f"  {line}" for line in lines),
-        ]
-    raise CheckFailed("\n".join(lines))
 
 
 def _format_table(expected: Sequence[Row], got: Sequence[Row]) -> list[str]:
@@ -404,68 +391,10 @@ def expect_table(
     lines += _format_table(expected, got)
     if hint:
         lines.append(f"  Hint: {hint}")
-    _raise(lines, mistake)
+    fail(lines, mistake)
 
 
-def expect_count(
-    got: int,
-    expected: int,
-    what: str,
-    diagnoses: Mapping[Mistake, int] | None = None,
-    hint: str = "",
-) -> None:
-    """An exact count (parameters), with its formula in `hint`."""
-    if int(got) == int(expected):
-        return
-    lines = [f"{what}: expected {expected:,}, got {int(got):,}."]
-    mistake = next(
-        (m for m, n in (diagnoses or {}).items() if int(n) == int(got)), None
-    )
-    if hint:
-        lines.append(f"  Hint: {hint}")
-    _raise(lines, mistake)
-
-
-def expect_reference(
-    got: Any,
-    reference: Callable[..., Any],
-    weights: Sequence[np.ndarray] | Mapping[str, Sequence[np.ndarray]],
-    what: str,
-    *,
-    mistakes: Sequence[Mistake] = (),
-    tol: Mapping[str, float] = F32,
-    hint: str = "",
-) -> None:
-    """`got` must equal `reference(weights)` (float64).
-
-    `weights` (a list, or a dict by sublayer name) are those the student's
-    layer ended up with (the grader's, transferred where the shapes fit):
-    when they do not fit the reference's
-    layout, the failure names the shapes, and a mistake whose reference
-    (`reference(weights, mistake=m)`) reproduces `got` is named.
-    """
-    diagnoses = {
-        m: (lambda m=m: reference(weights, mistake=m)) for m in mistakes
-    }
-    try:
-        expected, problem = reference(weights), ""
-    except (ValueError, IndexError) as exc:
-        expected, problem = None, str(exc)
-    if expected is None:
-        lines = [
-            f"{what}: the layer's weights do not have the expected layout "
-            f"({problem}); its weight shapes are {_shapes(weights)}."
-        ]
-        if hint:
-            lines.append(f"  Hint: {hint}")
-        _raise(lines, diagnose(got, diagnoses, tol))
-    expect_close(got, expected, what, tol=tol, diagnoses=diagnoses, hint=hint)
-
-
-def _shapes(weights: Any) -> Any:
-    if isinstance(weights, dict):
-        return {k: _shapes(v) for k, v in weights.items()}
-    return [tuple(np.shape(w)) for w in weights]
+# ------------------------------------------------------------ toy images
 
 
 def toy_images(
@@ -486,146 +415,3 @@ def toy_images(
             left + w // 4 : left + 3 * w // 4,
         ] = 1.0
     return x.astype("float32"), y.astype("int32")
-
-
-_MEMO: dict[tuple, Any] = {}
-
-
-def memo(probe: Callable[..., Any], module: str, *args: Any) -> Any:
-    """`probe(*args)`, remembered while the graded file is unchanged: two
-    checks that judge the same facts (a network's table and its parameter
-    count) share one run. Keyed on the graded folder, the lesson file's
-    mtime and size, the probe and its arguments; failures are not kept."""
-    from pathlib import Path
-
-    from m2t.grading import probe as _probe
-
-    folder = Path(getattr(_probe.runner(), "folder", "."))
-    try:
-        stat = (folder / f"{module}.py").stat()
-        stamp = (stat.st_mtime_ns, stat.st_size)
-    except OSError:
-        return probe(*args)
-    key = (str(folder), stamp, probe.__name__, repr(args))
-    if key not in _MEMO:
-        _MEMO[key] = probe(*args)
-    return _MEMO[key]
-
-
-# ------------------------------------------------------ probe-side helpers
-
-
-def layer_table(model: Any, input_shape: tuple[int, ...]) -> dict[str, Any]:
-    """Run a symbolic `input_shape` batch through `model.layers` one at a
-    time (no weights are initialised: shape inference only, ~0.1 s even for
-    VGG's 129M parameters).
-
-    Returns:
-        dict: `type` (the model's class name), `rows` [(class name, output
-        shape, activation name or None)], `trainable` and `non_trainable`
-        (parameter counts).
-    """
-    import keras
-
-    if not hasattr(model, "layers"):
-        raise TypeError(
-            f"expected a keras.Sequential, got {type(model).__name__}"
-        )
-    rows = []
-    try:
-        with keras.StatelessScope(initialize_variables=False):
-            x = keras.Input(batch_shape=input_shape)
-            for layer in model.layers:
-                if isinstance(layer, keras.layers.InputLayer):
-                    continue
-                x = layer(x)
-                activation = getattr(layer, "activation", None)
-                rows.append(
-                    (
-                        type(layer).__name__,
-                        tuple(int(d) for d in x.shape),
-                        getattr(activation, "__name__", None),
-                    )
-                )
-            counts = {
-                "trainable": _count(model.trainable_weights),
-                "non_trainable": _count(model.non_trainable_weights),
-            }
-    finally:
-        _forget_uninitialized_variables()
-    return {"type": type(model).__name__, "rows": rows, **counts}
-
-
-def _count(weights: Sequence[Any]) -> int:
-    return int(sum(int(np.prod(w.shape)) for w in weights))
-
-
-def _forget_uninitialized_variables() -> None:
-    """Variables created under `StatelessScope(initialize_variables=False)`
-    stay on a Keras list of variables to initialise, and the next top-level
-    symbolic call would initialise them all (seconds for VGG). Nothing will
-    use this model again: empty the list (Keras has no public call for it;
-    `keras.utils.clear_session` would also reset other settings)."""
-    from keras.src.backend.common import global_state
-
-    global_state.set_global_attribute("uninitialized_variables", [])
-
-
-def transfer(layer: Any, weights: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """Assign `weights[i]` to the layer's i-th weight where the shapes agree
-    (the layer keeps its own where they do not); return the weights it ends
-    up with, so the judge computes the reference from exactly those."""
-    for variable, value in zip(layer.weights, weights, strict=False):
-        if tuple(variable.shape) == tuple(np.shape(value)):
-            variable.assign(np.asarray(value, dtype=variable.dtype))
-    return [np.array(w) for w in layer.get_weights()]
-
-
-def transfer_named(
-    layer: Any, weights: Mapping[str, Sequence[np.ndarray]]
-) -> dict[str, list[np.ndarray]]:
-    """`transfer` into each named sublayer (`layer.conv1`, ...) that exists;
-    returns {name: the weights it ends up with}."""
-    used = {}
-    for name, values in weights.items():
-        sublayer = getattr(layer, name, None)
-        if sublayer is not None:
-            used[name] = transfer(sublayer, values)
-    return used
-
-
-def train_steps(
-    model: Any,
-    x: np.ndarray,
-    y: np.ndarray,
-    steps: int,
-    learning_rate: float = 1e-2,
-) -> list[float]:
-    """`steps` Adam steps on one batch with softmax cross-entropy from
-    logits (Keras's, so this lesson does not depend on lesson 01);
-    returns the loss before each step.
-
-    Adam is written out here: a few eager ops per weight, where Keras's
-    optimizer spends ~0.1 s a step on its bookkeeping.
-    """
-    import keras
-    import tensorflow as tf
-
-    beta_1, beta_2, epsilon = 0.9, 0.999, 1e-7
-    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-    model(x[:1], training=False)  # build
-    weights = model.trainable_weights
-    first = [tf.zeros(w.shape, w.dtype) for w in weights]
-    second = [tf.zeros(w.shape, w.dtype) for w in weights]
-    losses = []
-    for step in range(1, steps + 1):
-        with tf.GradientTape() as tape:
-            loss = loss_fn(y, model(x, training=True))
-        grads = tape.gradient(loss, weights)
-        rate = learning_rate * np.sqrt(1 - beta_2**step) / (1 - beta_1**step)
-        for i, (w, g) in enumerate(zip(weights, grads, strict=True)):
-            first[i] = beta_1 * first[i] + (1 - beta_1) * g
-            second[i] = beta_2 * second[i] + (1 - beta_2) * tf.square(g)
-            w.assign_sub(rate * first[i] / (tf.sqrt(second[i]) + epsilon))
-        losses.append(float(loss))
-    return losses

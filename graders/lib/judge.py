@@ -1,0 +1,312 @@
+"""The judge: compares a probe's plain arrays with the references, and names
+the known mistake a wrong answer matches.
+
+Every failure raises `CheckFailed` with a message a student can act on:
+what was checked, expected vs got (shape, or the largest difference and its
+index), and, when the output equals what a catalogued mistake produces,
+that diagnosis first.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from graders.lib.tolerances import F32
+
+
+class CheckFailed(AssertionError):
+    """A wrong answer (as opposed to code that is not started or crashed)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Mistake:
+    """A mistake learners make, known to the judge.
+
+    Args:
+        name: short id, e.g. "no_scale"; the mutant suite patches the
+            solution to make exactly this mistake and expects this name.
+        explanation: one sentence naming the idea that went wrong.
+    """
+
+    name: str
+    explanation: str
+
+
+Diagnoses = Mapping[Mistake, Any]
+"""Mistake -> the output it produces (an array, or a function that computes
+it only when needed)."""
+
+
+# ------------------------------------------------------------ diagnoses
+
+
+def mistake_outputs(
+    reference: Callable[..., Any],
+    *args: Any,
+    mistakes: Sequence[Mistake],
+    part: int | None = None,
+    pick: Callable[[Any], Any] | None = None,
+    skip_right: bool = False,
+) -> dict[Mistake, Callable[[], Any]]:
+    """Diagnoses for a check: each mistake -> a function computing what
+    `reference(*args, mistake=m)` gives (computed only when a wrong answer
+    is being explained).
+
+    Args:
+        reference: the float64 reference; takes `mistake=` (None: right).
+        args: its positional arguments, as the check passes them.
+        mistakes: the mistakes this check can tell apart.
+        part: the index of the output to compare when the reference
+            returns a tuple (e.g. 0 for the outputs of (outputs, state)).
+        pick: instead of `part`, a function choosing what to compare.
+        skip_right: leave out a mistake that gives the right answer on
+            these arguments (it cannot explain a wrong one).
+    """
+
+    def chosen(out: Any) -> Any:
+        if pick is not None:
+            return pick(out)
+        return out if part is None else out[part]
+
+    def output(mistake: Mistake) -> Any:
+        out = chosen(reference(*args, mistake=mistake))
+        if skip_right and _same(out, chosen(reference(*args))):
+            raise ValueError("same as the right answer")  # diagnose skips it
+        return out
+
+    return {m: (lambda m=m: output(m)) for m in mistakes}
+
+
+def _same(a: Any, b: Any) -> bool:
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape:
+        return False
+    if a.dtype.kind in "biuf" and b.dtype.kind in "biuf":
+        return bool(np.allclose(a.astype(np.float64), b.astype(np.float64)))
+    return bool(np.array_equal(a, b))
+
+
+def _array(value: Any) -> np.ndarray:
+    if isinstance(value, np.ndarray):
+        return value
+    return np.asarray(value, dtype=np.float64)
+
+
+def _matches(got: np.ndarray, candidate: Any, tol: Mapping[str, float]) -> bool:
+    if callable(candidate):
+        candidate = candidate()
+    candidate = _array(candidate)
+    if got.shape != candidate.shape:
+        return False
+    with np.errstate(invalid="ignore"):
+        return bool(np.allclose(got, candidate, equal_nan=True, **tol))
+
+
+def diagnose(
+    got: Any, diagnoses: Diagnoses | None, tol: Mapping[str, float] = F32
+) -> Mistake | None:
+    """The first catalogued mistake whose output equals `got`, if any."""
+    got = _array(got)
+    for mistake, candidate in (diagnoses or {}).items():
+        try:
+            if _matches(got, candidate, tol):
+                return mistake
+        except (ValueError, TypeError):
+            continue
+    return None
+
+
+# -------------------------------------------------------------- failing
+
+
+def fail(lines: Sequence[str], mistake: Mistake | None = None) -> None:
+    """Raise `CheckFailed` with `lines`, one a line.
+
+    With a diagnosis, it leads and `lines` follow, indented two more
+    spaces (each keeps its own indentation, so a table stays aligned).
+    """
+    lines = list(lines)
+    if mistake is not None:
+        lines = [
+            f"Likely mistake [{mistake.name}]: {mistake.explanation}",
+            *(f"  {line}" for line in lines),
+        ]
+    raise CheckFailed("\n".join(lines))
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.6g}"
+
+
+def _with_hint(lines: list[str], hint: str) -> list[str]:
+    return [*lines, f"  Hint: {hint}"] if hint else lines
+
+
+# --------------------------------------------------------------- checks
+
+
+def expect_shape(got: Any, shape: tuple[int | None, ...], what: str) -> None:
+    """`got` (an array or a shape tuple) must have `shape`."""
+    have = tuple(got) if isinstance(got, (tuple, list)) else np.shape(got)
+    if have != tuple(shape):
+        fail([f"{what}: expected shape {tuple(shape)}, got {have}."])
+
+
+def expect_close(
+    got: Any,
+    expected: Any,
+    what: str,
+    *,
+    tol: Mapping[str, float] = F32,
+    diagnoses: Diagnoses | None = None,
+    hint: str = "",
+) -> None:
+    """`got` must equal `expected` (any shape) within `tol` (see
+    graders/lib/tolerances.py).
+
+    On failure the message gives the shape mismatch or the largest
+    difference with its index, leads with the diagnosis when `got` matches a
+    catalogued mistake, and ends with `hint` (the likely cause) if given.
+    """
+    got = _array(got)
+    expected = _array(expected)
+    if got.dtype.kind not in "biuf":
+        fail([f"{what}: got non-numeric values (dtype {got.dtype})."])
+    if got.shape != expected.shape:
+        lines = [f"{what}: expected shape {expected.shape}, got {got.shape}."]
+        fail(_with_hint(lines, hint), diagnose(got, diagnoses, tol))
+    with np.errstate(invalid="ignore"):
+        ok = np.isclose(got, expected, equal_nan=False, **tol)
+    if ok.all():
+        return
+    lines = [
+        f"{what}: {int((~ok).sum())} of {ok.size} values are wrong.",
+        _largest_error(got, expected, tol),
+    ]
+    fail(_with_hint(lines, hint), diagnose(got, diagnoses, tol))
+
+
+def _largest_error(
+    got: np.ndarray, expected: np.ndarray, tol: Mapping[str, float]
+) -> str:
+    """One indented line: the first unexpected NaN, or the largest
+    difference, with its index."""
+    bad_nan = np.isnan(got) & ~np.isnan(expected)
+    if bad_nan.any():
+        index = tuple(int(i) for i in np.argwhere(bad_nan)[0])
+        return (
+            f"  got NaN at index {index} (expected {_fmt(expected[index])}): "
+            "a 0/0 or exp overflow somewhere, e.g. a fully masked row."
+        )
+    diff = np.abs(got.astype(np.float64) - expected)
+    index = tuple(
+        int(i) for i in np.unravel_index(np.nanargmax(diff), diff.shape)
+    )
+    return (
+        f"  max |got - expected| = {_fmt(diff[index])} at index {index}: "
+        f"expected {_fmt(expected[index])}, got {_fmt(got[index])} "
+        f"(atol={tol['atol']:g}, rtol={tol['rtol']:g}, shape {got.shape})."
+    )
+
+
+def expect(
+    condition: bool,
+    message: str,
+    *,
+    got: Any = None,
+    diagnoses: Diagnoses | None = None,
+    tol: Mapping[str, float] = F32,
+) -> None:
+    """A behavioural invariant: `message` says what should hold and what
+    came; `got` (optional) is matched against `diagnoses`."""
+    if not condition:
+        mistake = diagnose(got, diagnoses, tol) if got is not None else None
+        fail([message], mistake)
+
+
+def expect_count(
+    got: int,
+    expected: int,
+    what: str,
+    diagnoses: Mapping[Mistake, int] | None = None,
+    hint: str = "",
+) -> None:
+    """An exact count (parameters), with its formula in `hint`; a mistake
+    whose count equals `got` is named."""
+    if int(got) == int(expected):
+        return
+    lines = [f"{what}: expected {expected:,}, got {int(got):,}."]
+    mistake = next(
+        (m for m, n in (diagnoses or {}).items() if int(n) == int(got)), None
+    )
+    fail(_with_hint(lines, hint), mistake)
+
+
+def expect_reference(
+    got: Any,
+    reference: Callable[..., Any],
+    weights: Sequence[np.ndarray] | Mapping[str, Sequence[np.ndarray]],
+    what: str,
+    *,
+    mistakes: Sequence[Mistake] = (),
+    tol: Mapping[str, float] = F32,
+    hint: str = "",
+) -> None:
+    """`got` must equal `reference(weights)` (float64).
+
+    `weights` (a list, or a dict by sublayer name) are those the student's
+    layer ended up with (the grader's, transferred where the shapes fit):
+    when they do not fit the reference's layout, the failure names the
+    shapes, and a mistake whose reference (`reference(weights, mistake=m)`)
+    reproduces `got` is named.
+    """
+    diagnoses = {
+        m: (lambda m=m: reference(weights, mistake=m)) for m in mistakes
+    }
+    try:
+        expected = reference(weights)
+    except (ValueError, IndexError) as exc:
+        lines = [
+            f"{what}: the layer's weights do not have the expected layout "
+            f"({exc}); its weight shapes are {_shapes(weights)}."
+        ]
+        fail(_with_hint(lines, hint), diagnose(got, diagnoses, tol))
+    expect_close(got, expected, what, tol=tol, diagnoses=diagnoses, hint=hint)
+
+
+def _shapes(weights: Any) -> Any:
+    if isinstance(weights, dict):
+        return {k: _shapes(v) for k, v in weights.items()}
+    return [tuple(np.shape(w)) for w in weights]
+
+
+# ------------------------------------------------------ remembered probes
+
+_MEMO: dict[tuple, Any] = {}
+
+
+def memo(probe: Callable[..., Any], module: str, *args: Any) -> Any:
+    """`probe(*args)`, remembered while the graded file is unchanged: two
+    checks that judge the same facts (a network's table and its parameter
+    count) share one run. Keyed on the graded folder, the lesson file's
+    mtime and size, the probe and its arguments; failures are not kept."""
+    from pathlib import Path
+
+    from m2t.grading import probe as _probe
+
+    folder = Path(getattr(_probe.runner(), "folder", "."))
+    try:
+        stat = (folder / f"{module}.py").stat()
+        stamp = (stat.st_mtime_ns, stat.st_size)
+    except OSError:
+        return probe(*args)
+    key = (str(folder), stamp, probe.__name__, repr(args))
+    if key not in _MEMO:
+        _MEMO[key] = probe(*args)
+    return _MEMO[key]

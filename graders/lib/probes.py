@@ -1,0 +1,178 @@
+"""Probe side: the Keras layer contract, gradients and argument checking,
+measured on the student's code and returned as plain facts for the judge.
+
+These run wherever the probe runs (this process, or a sandboxed worker), so
+they return only numbers, strings, shapes and arrays. The verdicts on them
+are in `graders.lib.contract`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from graders.lib.tolerances import GRAD_EPS
+
+STEP_SEED = 20261201
+"""Seeds the fixed random weights of the one-step loss (see
+`layer_contract`)."""
+
+
+def _first(out: Any) -> Any:
+    return out[0] if isinstance(out, (tuple, list)) else out
+
+
+def layer_contract(
+    make: Callable[[], Any],
+    inputs: Sequence[Any],
+    symbolic: Sequence[tuple[int | None, ...] | None] | None = None,
+    call_kwargs: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The essentials of Keras's `run_layer_test`, on one layer.
+
+    Args:
+        make: builds a fresh layer.
+        inputs: positional call arguments (arrays; None passes None).
+        symbolic: per input, the shape for `keras.Input` (without the batch
+            axis; None entries stay None), or None to skip the symbolic call.
+        call_kwargs: keyword call arguments (e.g. `training=False`).
+
+    Returns:
+        dict with `output_shape` (of the first output), `weights` and
+        `trainable` (counts), `symbolic_shape`, `config_roundtrip_diff` (max
+        |diff| of the outputs of `from_config(get_config())` after copying
+        the weights), `grads_finite` (every trainable weight gets a finite
+        gradient), `unmoved_weights` ("path (shape)" of each trainable
+        weight that one SGD step leaves unchanged) and `step_changes_weights`
+        (none is left unchanged). The loss is `sum(output * P)` with `P`
+        fixed random numbers, so an output whose plain sum ignores a weight
+        (a layer norm's, say) still trains it.
+    """
+
+    call_kwargs = call_kwargs or {}
+    layer = make()
+    out = _first(layer(*inputs, **call_kwargs))
+    facts: dict[str, Any] = {
+        "output_shape": tuple(int(d) for d in out.shape),
+        "weights": len(layer.weights),
+        "trainable": len(layer.trainable_weights),
+    }
+    if symbolic is not None:
+        facts["symbolic_shape"] = _symbolic_shape(make, symbolic, call_kwargs)
+    clone = type(layer).from_config(layer.get_config())
+    clone(*inputs, **call_kwargs)
+    clone.set_weights(layer.get_weights())
+    again = _first(clone(*inputs, **call_kwargs))
+    facts["config_roundtrip_diff"] = float(
+        np.max(np.abs(np.asarray(again) - np.asarray(out)))
+    )
+    facts.update(_one_step(layer, inputs, call_kwargs, np.shape(out)))
+    return facts
+
+
+def _symbolic_shape(
+    make: Callable[[], Any],
+    symbolic: Sequence[tuple[int | None, ...] | None],
+    call_kwargs: dict[str, Any],
+) -> tuple[int | None, ...]:
+    """The first output's shape on `keras.Input`s (None batch)."""
+    import keras
+
+    sym_inputs = [
+        None if shape is None else keras.Input(shape=shape)
+        for shape in symbolic
+    ]
+    sym_out = _first(make()(*sym_inputs, **call_kwargs))
+    return tuple(None if d is None else int(d) for d in sym_out.shape)
+
+
+def _one_step(
+    layer: Any,
+    inputs: Sequence[Any],
+    call_kwargs: dict[str, Any],
+    out_shape: tuple[int, ...],
+) -> dict[str, Any]:
+    """`grads_finite`, `unmoved_weights`, `step_changes_weights` of one
+    SGD step (learning rate 0.1) on `sum(output * P)`."""
+    import keras
+    import tensorflow as tf
+
+    weights = layer.trainable_weights
+    if not weights:
+        return {
+            "grads_finite": True,
+            "unmoved_weights": [],
+            "step_changes_weights": True,
+        }
+    probe = np.random.default_rng(STEP_SEED).standard_normal(out_shape)
+    with tf.GradientTape() as tape:
+        out = _first(layer(*inputs, **call_kwargs))
+        loss = tf.reduce_sum(out * tf.constant(probe, out.dtype))
+    grads = tape.gradient(loss, weights)
+    # An Embedding's gradient is a tf.IndexedSlices: densify it first.
+    finite = all(
+        g is not None
+        and bool(np.all(np.isfinite(np.asarray(tf.convert_to_tensor(g)))))
+        for g in grads
+    )
+    before = [np.array(w) for w in weights]
+    keras.optimizers.SGD(0.1).apply_gradients(zip(grads, weights, strict=True))
+    unmoved = [
+        f"{getattr(w, 'path', w.name)} {tuple(w.shape)}"
+        for b, w in zip(before, weights, strict=True)
+        if np.array_equal(b, np.asarray(w))
+    ]
+    return {
+        "grads_finite": finite,
+        "unmoved_weights": unmoved,
+        "step_changes_weights": not unmoved,
+    }
+
+
+def gradient_check(
+    f: Callable[[Any], Any], x: np.ndarray, eps: float = GRAD_EPS
+) -> tuple[np.ndarray, np.ndarray]:
+    """(tape gradient, centred-difference gradient) of the scalar `f` at `x`
+    (any shape; both gradients have x's shape).
+
+    `f` takes a float64 tensor and returns a scalar tensor; build the
+    layer in float64 (`dtype="float64"`) so the differences are exact enough.
+    """
+    import tensorflow as tf
+
+    x = np.array(x, dtype=np.float64)
+    xt = tf.constant(x)
+    with tf.GradientTape() as tape:
+        tape.watch(xt)
+        y = f(xt)
+    analytic = np.asarray(tape.gradient(y, xt), dtype=np.float64)
+    numeric = np.zeros_like(x)
+    for index in np.ndindex(x.shape):
+        up, down = x.copy(), x.copy()
+        up[index] += eps
+        down[index] -= eps
+        numeric[index] = (
+            float(f(tf.constant(up))) - float(f(tf.constant(down)))
+        ) / (2 * eps)
+    return analytic, numeric
+
+
+def value_errors(calls: Mapping[Any, Callable[[], Any]]) -> dict[Any, str]:
+    """Run each call with a bad argument; {its key: the message of the
+    ValueError it raised, or "" when it raised none}.
+
+    Other exceptions propagate (the check then reports the crash). Judge
+    the result with `contract.expect_value_errors`.
+    """
+    errors = {}
+    for key, call in calls.items():
+        try:
+            call()
+            errors[key] = ""
+        except ValueError as exc:
+            errors[key] = str(exc)
+    return errors

@@ -1,0 +1,204 @@
+"""The graders' library (graders/lib): the layer contract fails a layer that
+does not train every weight, the judge's messages, the shared references."""
+
+from __future__ import annotations
+
+import keras
+import numpy as np
+import pytest
+
+from graders.lib import cnn_probes
+from graders.lib.contract import expect_layer_contract
+from graders.lib.contract import expect_value_errors
+from graders.lib.judge import CheckFailed
+from graders.lib.judge import Mistake
+from graders.lib.judge import diagnose
+from graders.lib.judge import expect_close
+from graders.lib.judge import fail
+from graders.lib.judge import mistake_outputs
+from graders.lib.probes import layer_contract
+from graders.lib.probes import value_errors
+from graders.lib.references import bleu
+from graders.lib.references import softmax
+
+
+class Affine(keras.layers.Layer):
+    """x (B, D) -> x @ kernel + bias_scale * bias, (B, units)."""
+
+    def __init__(self, units: int = 3, bias_scale: float = 1.0, **kwargs):
+        super().__init__(**kwargs)
+        self.units = units
+        self.bias_scale = bias_scale
+
+    def build(self, input_shape):
+        self.kernel = self.add_weight(
+            shape=(input_shape[-1], self.units), name="kernel"
+        )
+        self.bias = self.add_weight(
+            shape=(self.units,), initializer="ones", name="bias"
+        )
+
+    def call(self, x):
+        return keras.ops.matmul(x, self.kernel) + self.bias_scale * self.bias
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "units": self.units,
+            "bias_scale": self.bias_scale,
+        }
+
+
+class NormalisedAffine(Affine):
+    """Affine, then each row scaled to mean 0 and variance 1: the plain sum
+    of the output is 0 whatever the weights."""
+
+    def call(self, x):
+        y = super().call(x)
+        mean = keras.ops.mean(y, axis=-1, keepdims=True)
+        std = keras.ops.std(y, axis=-1, keepdims=True)
+        return (y - mean) / (std + 1e-3)
+
+
+def _contract(layer_class, **kwargs):
+    x = np.random.default_rng(0).standard_normal((4, 5)).astype("float32")
+    return layer_contract(lambda: layer_class(**kwargs), [x], symbolic=[(5,)])
+
+
+def _expect_affine(facts):
+    expect_layer_contract(
+        facts,
+        "Affine(3)",
+        output_shape=(4, 3),
+        symbolic_shape=(None, 3),
+        trainable=2,
+    )
+
+
+def test_a_layer_that_trains_every_weight_keeps_the_contract():
+    facts = _contract(Affine)
+    assert facts["step_changes_weights"]
+    assert facts["unmoved_weights"] == []
+    _expect_affine(facts)
+
+
+def test_a_bias_multiplied_by_zero_fails_the_contract_by_name():
+    facts = _contract(Affine, bias_scale=0.0)
+    assert facts["grads_finite"]  # a zero gradient is finite
+    assert not facts["step_changes_weights"]
+    (unmoved,) = facts["unmoved_weights"]
+    assert unmoved.endswith("/bias (3,)")
+    with pytest.raises(CheckFailed, match=r"leaves \S*/bias \(3,\) unchanged"):
+        _expect_affine(facts)
+
+
+def test_weights_the_plain_sum_ignores_are_still_trained():
+    """A row-normalised output sums to 0: a sum loss would give every weight
+    a zero gradient; the contract's random-weighted sum does not."""
+    facts = _contract(NormalisedAffine)
+    assert facts["unmoved_weights"] == []
+
+
+def test_value_errors_are_judged_by_the_argument_they_name():
+    def make(units):
+        if units <= 0:
+            raise ValueError(f"`units` must be positive, got {units}")
+
+    def vague(units):
+        raise ValueError("bad value")
+
+    expect_value_errors(value_errors({"units": lambda: make(0)}), quoted=True)
+    for calls in ({"units": lambda: vague(0)}, {"units": lambda: make(1)}):
+        with pytest.raises(CheckFailed, match="bad `units` should raise"):
+            expect_value_errors(value_errors(calls))
+    with pytest.raises(TypeError):  # not a ValueError: the check crashes
+        value_errors({"units": lambda: make("0")})
+
+
+NEGATED = Mistake("negated", "the sign is flipped.")
+DOUBLED = Mistake("doubled", "counted twice.")
+
+
+def _reference(x, mistake=None):
+    """(x, -x or 2x or x, and a tag)."""
+    x = np.asarray(x, np.float64)
+    out = -x if mistake is NEGATED else 2 * x if mistake is DOUBLED else x
+    return x, out, "tag"
+
+
+def test_mistake_outputs_picks_the_part_and_skips_a_harmless_mistake():
+    x = np.array([1.0, -2.0])
+    diagnoses = mistake_outputs(
+        _reference, x, mistakes=(NEGATED, DOUBLED), part=1
+    )
+    assert diagnose(-x, diagnoses) is NEGATED
+    assert diagnose(2 * x, diagnoses) is DOUBLED
+    zero = np.zeros(2)  # doubling 0 changes nothing: it explains nothing
+    skipped = mistake_outputs(
+        _reference,
+        zero,
+        mistakes=(DOUBLED, NEGATED),
+        pick=lambda out: out[1],
+        skip_right=True,
+    )
+    assert diagnose(zero, skipped) is None
+    kept = mistake_outputs(_reference, zero, mistakes=(DOUBLED,), part=1)
+    assert diagnose(zero, kept) is DOUBLED
+
+
+def test_a_diagnosis_leads_and_the_details_keep_their_alignment():
+    with pytest.raises(CheckFailed) as excinfo:
+        fail(["table:", "     0  Conv2D", "    10  Dense"], NEGATED)
+    assert str(excinfo.value).splitlines() == [
+        "Likely mistake [negated]: the sign is flipped.",
+        "  table:",
+        "       0  Conv2D",
+        "      10  Dense",
+    ]
+    x = np.array([1.0, -2.0])
+    with pytest.raises(CheckFailed) as excinfo:
+        expect_close(-x, x, "out", diagnoses={NEGATED: -x})
+    first, second, third = str(excinfo.value).splitlines()
+    assert first.startswith("Likely mistake [negated]")
+    assert second == "  out: 2 of 2 values are wrong."
+    assert third.startswith("    max |got - expected| = 4 at index (1,)")
+
+
+def test_bleu_follows_d2l():
+    assert bleu("a b c d", "a b c d", k=2) == pytest.approx(1.0)
+    # d2l's 'il est bon .' vs "he's calm .": 1 of 4 unigrams, 0 bigrams.
+    assert bleu("a b c .", "x y .", k=2) == 0.0
+    # Repeats: 'a a a' vs 'a b': clipped p1 = 1/3, p2 = 0 (no 'a a').
+    assert bleu("a a a", "a b", k=1) == pytest.approx((1 / 3) ** 0.5)
+    assert bleu("a a a", "a b", k=1, clip=False) == pytest.approx(1.0)
+    # Too short: 'a' vs 'a b c': exp(1 - 3) * 1.
+    assert bleu("a", "a b c", k=1) == pytest.approx(np.exp(-2.0))
+    assert bleu("a", "a b c", k=1, brevity_penalty=False) == 1.0
+    assert bleu("a", "a b c", k=2) == 0.0  # shorter than k words
+
+
+def test_softmax_is_stable_and_sums_to_one():
+    p = softmax(np.array([[1000.0, 1000.0, -np.inf]]))
+    np.testing.assert_allclose(p, [[0.5, 0.5, 0.0]])
+
+
+class _CountingInit(keras.initializers.Initializer):
+    calls = 0
+
+    def __call__(self, shape, dtype=None):
+        type(self).calls += 1
+        return keras.ops.zeros(shape, dtype=dtype)
+
+
+def test_a_layer_table_initialises_no_weight_then_or_later():
+    """The table is shape inference only: the model's weights are never
+    initialised, not even by a later symbolic call elsewhere."""
+    _CountingInit.calls = 0
+    model = keras.Sequential(
+        [keras.layers.Dense(4, kernel_initializer=_CountingInit())]
+    )
+    facts = cnn_probes.layer_table(model, (2, 3))
+    assert facts["rows"] == [("Dense", (2, 4), "linear")]
+    assert facts["trainable"] == 3 * 4 + 4
+    keras.layers.Dense(2)(keras.Input((3,)))  # a later symbolic call
+    assert _CountingInit.calls == 0
