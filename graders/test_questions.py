@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import pytest
 
-from graders._judge import CheckFailed
+from graders.lib.judge import CheckFailed
 from m2t import questions
 from m2t.grading import probe as _probe
 from m2t.questions import expected_value
