@@ -55,10 +55,11 @@ def split_heads(X, num_heads: int):
         `(B, H, T, Dk)` with `Dk = D / H`; head h holds the features
         `h*Dk .. (h+1)*Dk - 1` of X.
     """
-    # TODO(l18): reshape (B, T, D) -> (B, T, H, Dk), then ops.transpose with
-    #   axes (0, 2, 1, 3) -> (B, H, T, Dk). Take B and T from ops.shape(X)
-    #   (they may be unknown until run time) and Dk = X.shape[-1] // H
-    #   (known when the layer is built). Our solution is about 4 lines.
+    # TODO(l18): X (B, T, D) -> (B, H, T, Dk), Dk = D / H, with
+    #   out[b, h, t, j] = X[b, t, h*Dk + j]: head h gets features
+    #   h*Dk .. (h+1)*Dk - 1, in order. No loop over heads. B and T may be
+    #   unknown until run time; D (so Dk) is known when the layer is built.
+    #   Our solution is about 4 lines.
     raise NotImplementedError("l18: split_heads")
 
 
@@ -71,9 +72,10 @@ def merge_heads(X):
     Returns:
         `(B, T, H * Dk)`; `merge_heads(split_heads(X, H))` equals X.
     """
-    # TODO(l18): ops.transpose with axes (0, 2, 1, 3) -> (B, T, H, Dk), then
-    #   reshape to (B, T, H * Dk). B and T from ops.shape, H and Dk from
-    #   X.shape. Our solution is about 4 lines.
+    # TODO(l18): X (B, H, T, Dk) -> (B, T, H * Dk), the inverse of
+    #   split_heads: out[b, t, h*Dk + j] = X[b, h, t, j]. B and T may be
+    #   unknown until run time; H and Dk are known when the layer is built.
+    #   Our solution is about 4 lines.
     raise NotImplementedError("l18: merge_heads")
 
 
@@ -97,14 +99,16 @@ def masked_softmax(scores, valid_lens=None):
                 "`valid_lens` must have shape (B,) or (B, T), got shape "
                 f"{tuple(valid_lens.shape)}"
             )
-    # TODO(l18): as lesson 16, now with a heads axis. Without valid_lens, a
-    #   plain ops.softmax over the last axis. Otherwise cast valid_lens to
-    #   int32 and give it the shape (B, 1, 1, 1) if it is (B,), or
-    #   (B, 1, T, 1) if it is (B, T) (index with None), so that
-    #   `keep = ops.arange(S) < lens` broadcasts to (B, 1, T or 1, S): the
-    #   same mask for every head. Fill the masked scores with
-    #   mask_fill_value(scores.dtype) (ops.where), softmax, then multiply by
-    #   `keep` cast to the scores' dtype. Our solution is about 8 lines.
+    # TODO(l18): scores (B, H, T, S) -> (B, H, T, S) weights, lesson 16's
+    #   masked normalisation with a heads axis: weights[b, h, t, i] =
+    #   exp(scores[b, h, t, i]) / Σ_j exp(scores[b, h, t, j]), j over the
+    #   kept keys. Without valid_lens every key is kept; otherwise key i is
+    #   kept iff i < valid_lens[b] ((B,) lengths) or i < valid_lens[b, t]
+    #   ((B, T) lengths), integers of any dtype, the SAME in every head h.
+    #   Masked keys weigh exactly 0 (score them
+    #   mask_fill_value(scores.dtype) first), kept ones sum to 1, and a
+    #   query of valid length 0 gets all zeros. Our solution is about 8
+    #   lines.
     raise NotImplementedError("l18: masked_softmax")
 
 
@@ -193,15 +197,17 @@ class MultiHeadAttention(keras.layers.Layer):
         training=None,
         return_attention_weights=False,
     ):
-        # TODO(l18): project with W_q, W_k, W_v (one call each, all heads at
-        #   once) and split_heads: q (B, H, T, Dk), k and v (B, H, S, Dk).
-        #   scores = q k^T / sqrt(Dk) with ops.matmul(q, ops.swapaxes(k, -1,
-        #   -2)) -> (B, H, T, S); Dk is self.head_size (cast it to the
-        #   dtype of q before ops.sqrt). weights = masked_softmax(scores,
-        #   valid_lens); heads = self.attention_dropout(weights,
-        #   training=training) @ v -> (B, H, T, Dk); output =
-        #   W_o(merge_heads(heads)) -> (B, T, D). Assign `weights` and
-        #   `output`. Our solution is about 8 lines.
+        # TODO(l18): queries (B, T, Din), keys and values (B, S, Din) ->
+        #   (B, T, D) output and (B, H, T, S) weights, the module docstring's
+        #   equations. Q_h, K_h, V_h: one projection each by self.W_q,
+        #   self.W_k, self.W_v for all heads at once, then split_heads:
+        #   q (B, H, T, Dk), k and v (B, H, S, Dk). scores = Q_h K_h^T / √Dk
+        #   per head, (B, H, T, S), with Dk = self.head_size in q's dtype;
+        #   weights = masked_softmax(scores, valid_lens); head_h =
+        #   drop(weights) V_h, (B, H, T, Dk), drop = self.attention_dropout
+        #   (training only); output = self.W_o of merge_heads(heads). Assign
+        #   `weights` (before the dropout) and `output`.
+        #   Our solution is about 8 lines.
         raise NotImplementedError("l18: MultiHeadAttention.call")
         if return_attention_weights:
             return output, weights
