@@ -96,14 +96,14 @@ def alexnet(
     _check_positive("num_hiddens", num_hiddens)
     _check_dropout(dropout)
     layers = keras.layers
-    # TODO(l02): return keras.Sequential([...]) with the layers of the table
-    #   in the docstring, using widths[0..4], num_hiddens, dropout and
-    #   num_classes: layers.Conv2D(filters, kernel_size, strides=...,
-    #   padding=..., activation="relu"), layers.MaxPooling2D(pool_size=3,
-    #   strides=2) (padding "valid"), layers.Flatten(), layers.Dense(units,
-    #   activation="relu"), layers.Dropout(dropout). The first convolution
-    #   has padding "valid" (224 -> 54), the others "same". The last Dense
-    #   has no activation: it returns logits. Our solution is 16 lines.
+    # TODO(l02): the network of the docstring's table, its rows in order: (B,
+    #   224, 224, 1) -> (B, num_classes) logits, with widths[0..4] the five
+    #   convolutions' channels, num_hiddens the width of the two hidden dense
+    #   layers, and dropout at rate `dropout` after each of them. The table
+    #   fixes every window, stride and padding (check each output size with the
+    #   module docstring's formula: the first convolution and the poolings are
+    #   'valid'). Every convolution and hidden dense layer has a ReLU; the last
+    #   layer has none. Return the model. Our solution is about 16 lines.
     raise NotImplementedError("l02: alexnet")
 
 
@@ -122,12 +122,12 @@ def vgg_block(num_convs: int, num_channels: int):
     _check_positive("num_convs", num_convs)
     _check_positive("num_channels", num_channels)
     layers = keras.layers
-    # TODO(l02): a keras.Sequential of num_convs layers.Conv2D(num_channels,
-    #   kernel_size=3, padding="same", activation="relu") and then ONE
-    #   layers.MaxPooling2D(pool_size=2, strides=2): the pooling closes the
-    #   block, it does not follow each convolution. (B, H, W, C) ->
-    #   (B, H, W, num_channels) -> (B, H // 2, W // 2, num_channels).
-    #   Our solution is about 5 lines.
+    # TODO(l02): num_convs convolutions of num_channels 3x3 filters, padding
+    #   'same', each with a ReLU, then one 2x2 max-pooling with stride 2 that
+    #   closes the block (one, not one per convolution): (B, H, W, C) -> (B, H,
+    #   W, num_channels) after the convolutions -> (B, H // 2, W // 2,
+    #   num_channels). Return the block as one model. Our solution is about 5
+    #   lines.
     raise NotImplementedError("l02: vgg_block")
 
 
@@ -169,11 +169,13 @@ def vgg(
     _check_positive("num_hiddens", num_hiddens)
     _check_dropout(dropout)
     layers = keras.layers
-    # TODO(l02): a keras.Sequential of vgg_block(num_convs, num_channels)
-    #   for each pair of conv_arch (each block one layer of the Sequential),
-    #   then layers.Flatten(), layers.Dense(num_hiddens, activation="relu"),
-    #   layers.Dropout(dropout), the same Dense and Dropout again, and
-    #   layers.Dense(num_classes) (logits). Our solution is about 10 lines.
+    # TODO(l02): one vgg_block per (num_convs, num_channels) pair of conv_arch,
+    #   each block one layer of the returned model, then AlexNet's head:
+    #   flatten, two hidden dense layers of num_hiddens units, each with a ReLU
+    #   and then dropout at rate `dropout`, and a dense layer of num_classes
+    #   logits. VGG-11 (the docstring's table): (B, 224, 224, 1) -> (B, 7, 7,
+    #   512) after the blocks -> (B, num_classes). Our solution is about 10
+    #   lines.
     raise NotImplementedError("l02: vgg")
 
 
@@ -198,11 +200,11 @@ def nin_block(num_channels: int, kernel_size: int, strides: int, padding: str):
             f"`padding` must be 'valid' or 'same', got {padding!r}"
         )
     layers = keras.layers
-    # TODO(l02): keras.Sequential of layers.Conv2D(num_channels, kernel_size,
-    #   strides=strides, padding=padding, activation="relu"), then two
-    #   layers.Conv2D(num_channels, kernel_size=1, activation="relu"): the
-    #   1x1 convolutions are a per-pixel MLP over the channels.
-    #   Our solution is about 9 lines.
+    # TODO(l02): three convolutions of num_channels filters, each with a ReLU:
+    #   the first with the given kernel_size, strides and padding, then two 1x1
+    #   ones (an MLP across the channels at every pixel): (B, H, W, C) -> (B,
+    #   H', W', num_channels), H' and W' set by the first. Return the three as
+    #   one model. Our solution is about 9 lines.
     raise NotImplementedError("l02: nin_block")
 
 
@@ -238,11 +240,12 @@ def nin(
     _check_widths("widths", widths, 3)
     _check_dropout(dropout)
     layers = keras.layers
-    # TODO(l02): keras.Sequential of the layers in the docstring's table:
-    #   nin_block(widths[0], 11, 4, "valid"), layers.MaxPooling2D(3,
-    #   strides=2), nin_block(widths[1], 5, 1, "same"), the same pooling,
-    #   nin_block(widths[2], 3, 1, "same"), the same pooling,
-    #   layers.Dropout(dropout), nin_block(num_classes, 3, 1, "same") and
-    #   layers.GlobalAveragePooling2D(): one average per channel, (B, H, W,
-    #   num_classes) -> (B, num_classes). Our solution is about 13 lines.
+    # TODO(l02): the docstring's table, its rows in order: (B, 224, 224, 1) ->
+    #   (B, num_classes). Three nin_blocks on widths[0], widths[1], widths[2]
+    #   (windows 11, 5, 3; strides 4, 1, 1; paddings 'valid', 'same', 'same'),
+    #   each followed by a 3x3 max-pooling with stride 2 and no padding; dropout
+    #   at rate `dropout`; a last nin_block of num_classes channels (3x3, stride
+    #   1, 'same'); then one average per channel over the whole image, (B, 5, 5,
+    #   num_classes) -> (B, num_classes): the logits. No dense layer. Our
+    #   solution is about 13 lines.
     raise NotImplementedError("l02: nin")

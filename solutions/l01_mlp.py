@@ -37,9 +37,9 @@ def relu(x):
         A tensor of the same shape and dtype: `x` where `x > 0`, else 0.
     """
     x = ops.convert_to_tensor(x)
-    # TODO(l01): the elementwise maximum of x and 0, same shape as x:
-    #   ops.maximum (elementwise), not ops.max (that is a reduction over an
-    #   axis). Our solution is 1 line.
+    # TODO(l01): relu(x) = max(x, 0), entry by entry: x (...) -> (...), the same
+    #   shape and dtype; an entry <= 0 becomes 0, every other entry passes
+    #   through unchanged. Our solution is 1 line.
     # BEGIN SOLUTION
     return ops.maximum(x, ops.zeros_like(x))
     # END SOLUTION
@@ -77,9 +77,9 @@ class Linear(keras.layers.Layer):
         )
 
     def call(self, inputs):
-        # TODO(l01): the affine map inputs @ kernel + bias:
-        #   (B, D) x (D, U) -> (B, U), plus the bias (U,) broadcast over the
-        #   batch. Use ops.matmul (or @). Our solution is 1 line.
+        # TODO(l01): O = X W + b with W = self.kernel (D, U) and b = self.bias
+        #   (U,): inputs X (B, D) -> O (B, U), the same b added to every row.
+        #   Return O. Our solution is 1 line.
         # BEGIN SOLUTION
         return ops.matmul(inputs, self.kernel) + self.bias
         # END SOLUTION
@@ -139,10 +139,10 @@ class MLP(keras.layers.Layer):
 
     def call(self, inputs):
         X = ops.reshape(inputs, (-1, self.num_inputs))  # (B, D)
-        # TODO(l01): the hidden layer with its nonlinearity, then the output
-        #   layer: H = relu(self.hidden(X)) -> (B, Hd), then
-        #   self.output_layer(H) -> (B, Q). No relu (and no softmax) on the
-        #   output: it is logits. Return the logits. Our solution is 2 lines.
+        # TODO(l01): H = relu(X W1 + b1), O = H W2 + b2 (the module docstring),
+        #   where self.hidden is the first affine map and self.output_layer the
+        #   second: X (B, D) -> H (B, Hd) -> O (B, Q). O is logits: nothing
+        #   follows the output layer. Return O. Our solution is 2 lines.
         # BEGIN SOLUTION
         H = relu(self.hidden(X))  # (B, Hd)
         return self.output_layer(H)  # (B, Q)
@@ -184,13 +184,12 @@ def softmax_cross_entropy(logits, labels):
             f"`labels` must have shape (B,), got shape {tuple(labels.shape)}"
         )
     labels = ops.cast(labels, "int32")
-    # TODO(l01): subtract each row's max m = ops.max(logits, axis=-1,
-    #   keepdims=True) -> (B, 1), so every exp() is at most 1; then
-    #   log_probs = shifted - log(sum(exp(shifted), axis=-1, keepdims=True))
-    #   -> (B, Q) (the max cancels: log-softmax needs no adding back);
-    #   pick each row's label: ops.take_along_axis(log_probs,
-    #   labels[:, None], axis=-1) -> (B, 1), and return minus it as (B,).
-    #   Never ops.exp the raw logits. Our solution is about 4 lines.
+    # TODO(l01): loss_i = logsumexp(o_i) - o_i[y_i], the module docstring's
+    #   trick: logits o (B, Q) and labels y (B,) int32 -> (B,) losses, each >=
+    #   0. Key intermediates: m_i = max_j o_ij (B, 1); the shifted logits o - m
+    #   (B, Q), whose exponentials all lie in (0, 1]; log_probs = (o - m) -
+    #   logsumexp(o - m) (B, Q). It must stay finite for logits of 1e4, so no
+    #   exponential of an unshifted logit. Our solution is about 4 lines.
     # BEGIN SOLUTION
     shifted = logits - ops.max(logits, axis=-1, keepdims=True)  # (B, Q)
     log_norm = ops.log(ops.sum(ops.exp(shifted), axis=-1, keepdims=True))

@@ -18,6 +18,7 @@ from m2t import curriculum
 from m2t.authoring import make_lessons
 from m2t.authoring import mutants
 from m2t.grading.runner import LessonResult
+from m2t.student import hints
 
 
 def structure(lessons: Sequence[curriculum.Lesson]) -> list[str]:
@@ -33,8 +34,8 @@ def structure(lessons: Sequence[curriculum.Lesson]) -> list[str]:
         if not lesson.grader.exists():
             problems.append(f"{where}: no grader {lesson.grader.name}")
             continue
-        if not lesson.hints:
-            problems.append(f"{where}: no hints in curriculum.toml")
+        if not hints.ladder(lesson.module):
+            problems.append(f"{where}: no lessons/hints/{lesson.module}.toml")
         tree = ast.parse(lesson.grader.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             names = []

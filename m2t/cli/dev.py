@@ -1,6 +1,7 @@
 """`m2t dev ...`: the authoring commands (the full repository only).
 
 m2t dev make-lessons [--check]    regenerate lessons/ from solutions/
+    [--markdown docs/specs.md]    (and the TODO and hint figures)
 m2t dev check [LESSON ...]        the course's self-check
 m2t dev mutants [LESSON ...]      every known mistake caught and named
 m2t dev release --out DIR         build the student edition
@@ -24,6 +25,10 @@ def cmd_make_lessons(args: argparse.Namespace) -> int:
     solutions = Path(args.solutions or ROOT / "solutions")
     lessons = Path(args.lessons or ROOT / "lessons")
     try:
+        if args.markdown:
+            found = make_lessons.specs(solutions, lessons / "hints")
+            Path(args.markdown).write_text(make_lessons.specs_table(found))
+            print(f"wrote {args.markdown}")
         if args.check:
             problems = make_lessons.stale(solutions, lessons)
             for problem in problems:
@@ -33,10 +38,15 @@ def cmd_make_lessons(args: argparse.Namespace) -> int:
                     "lessons/ is stale: run `m2t make-lessons` and commit.",
                     file=sys.stderr,
                 )
-            return 1 if problems else 0
+            found = make_lessons.specs(solutions, lessons / "hints")
+            print("\n".join(make_lessons.spec_summary(found)))
+            dictated = make_lessons.spec_problems(found)
+            for problem in dictated:
+                print(problem, file=sys.stderr)
+            return 1 if problems or dictated else 0
         for path in make_lessons.write(solutions, lessons):
             print(f"wrote {path}")
-    except make_lessons.MarkerError as exc:
+    except ValueError as exc:  # a MarkerError, or a malformed hints file
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0
@@ -95,10 +105,17 @@ def cmd_release(args: argparse.Namespace) -> int:
 def _make_lessons(sub: argparse._SubParsersAction, text: str) -> None:
     make = sub.add_parser("make-lessons", help=text)
     make.add_argument(
-        "--check", action="store_true", help="fail if lessons/ is stale"
+        "--check",
+        action="store_true",
+        help="fail if lessons/ is stale or a TODO dictates the code",
     )
     make.add_argument("--solutions", help="the solutions folder (solutions/)")
     make.add_argument("--lessons", help="the lessons folder (lessons/)")
+    make.add_argument(
+        "--markdown",
+        help="write the TODO and hint figures per lesson to this file "
+        "(docs/specs.md)",
+    )
     make.set_defaults(func=cmd_make_lessons)
 
 

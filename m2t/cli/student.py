@@ -1,7 +1,7 @@
 """The student loop's commands: `m2t hint`, `watch`, `progress`, `reset`
 and `notebook` (registered on the `m2t` parser by `register`).
 
-m2t hint 16 [--all | --reset]     the next hint of lesson 16's ladder
+m2t hint 16 [--all | --reset]     the next hint for lesson 16's next TODO
 m2t watch [16] [--poll]           regrade the lesson you edit on every save
 m2t progress                      done / in progress / not started, points
 m2t reset 16 [--yes]              back to the skeleton (a backup is kept)
@@ -28,10 +28,7 @@ def cmd_hint(args: argparse.Namespace) -> int:
             "shows the first."
         )
         return 0
-    shown = hints.unlocked(lesson)
-    if lesson.hints and (not args.all or shown == 0):
-        shown = hints.unlock_next(lesson)
-    print(hints.render(lesson, shown, new=not args.all))
+    print(hints.show(lesson, repeat=args.all))
     return 0
 
 
