@@ -132,12 +132,12 @@ def main(argv: list[str] | None = None) -> int:
     chosen = (
         [curriculum.find(x) for x in args.lessons]
         if args.lessons
-        else [x for x in curriculum.lessons() if x.module != "questions"]
+        else [x for x in curriculum.lessons() if not x.is_question_list]
     )
     start = time.perf_counter()
     rows = []
     for lesson in chosen:
-        if not (ROOT / "solutions" / f"{lesson.module}.py").exists():
+        if not lesson.reference.exists():
             rows.append((lesson, None, "missing: no solution yet"))
         elif not lesson.grader.exists():
             rows.append((lesson, None, "missing: no grader yet"))

@@ -25,8 +25,8 @@ def structure(lessons: Sequence[curriculum.Lesson]) -> list[str]:
     """Problems with the files of `lessons` (those that have a solution)."""
     problems = []
     for lesson in lessons:
-        solution = ROOT / "solutions" / f"{lesson.module}.py"
-        if not solution.exists():
+        solution = lesson.reference
+        if lesson.is_question_list or not solution.exists():
             continue
         where = f"{lesson.tag} ({lesson.module})"
         if not (ROOT / "lessons" / solution.name).exists():
@@ -110,7 +110,7 @@ def run(
 
     problems = [f"stale: {p}" for p in make_lessons.stale()]
     problems += structure(lessons)
-    if any(lesson.module == "questions" for lesson in lessons):
+    if any(lesson.is_question_list for lesson in lessons):
         from m2t import questions
 
         try:
@@ -118,13 +118,7 @@ def run(
         except Exception as exc:  # a broken bank: say so, do not crash
             problems.append(f"questions: the bank does not load: {exc}")
         problems += questions.problems(experiments=questions.EXPERIMENTS)
-    with_solution = [
-        lesson
-        for lesson in lessons
-        if (ROOT / "solutions" / f"{lesson.module}.py").exists()
-        # the question list's reference is the answers file
-        or (lesson.module == "questions" and (ROOT / "solutions").is_dir())
-    ]
+    with_solution = [lesson for lesson in lessons if lesson.reference.exists()]
     on_solutions = grading.grade(with_solution, impl="solutions")
     on_skeletons = grading.grade(
         with_solution, impl=str(skeletons or ROOT / "lessons")

@@ -103,7 +103,10 @@ def cmd_list(args: argparse.Namespace) -> int:
     folder = _impl.resolve(args.impl)
     for lesson in curriculum.lessons():
         status = progress.status(lesson, folder, state).label
-        print(f"{lesson.tag}  {lesson.module:<40} {status}")
+        if lesson.is_question_list:  # no number: the title in its place
+            print(f"     {lesson.title:<40} {status}")
+        else:
+            print(f"{lesson.tag}  {lesson.module:<40} {status}")
     return 0
 
 

@@ -24,7 +24,7 @@ def cmd_hint(args: argparse.Namespace) -> int:
     if args.reset:
         hints.reset(lesson)
         print(
-            f"{lesson.tag}: hints locked again; `m2t hint {lesson.id}` "
+            f"{lesson.tag}: hints locked again; `m2t hint {lesson.arg}` "
             "shows the first."
         )
         return 0
@@ -64,11 +64,11 @@ def cmd_reset(args: argparse.Namespace) -> int:
     from m2t.student import reset
 
     lesson = curriculum.find(args.lesson)
-    if lesson.module == "questions":
+    if lesson.is_question_list:
         raise ValueError(
             "the answers file is reset with `m2t answers-template --force`"
         )
-    path = ROOT / "lessons" / f"{lesson.module}.py"
+    path = ROOT / "lessons" / lesson.filename
     text, origin = reset.skeleton(lesson)
     shown = path.relative_to(ROOT)
     if path.exists() and path.read_text(encoding="utf-8") == text:

@@ -8,6 +8,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
 
+from m2t import curriculum
 from m2t.grading.runner import LessonResult
 
 _MARK = {
@@ -79,7 +80,7 @@ def gradescope(results: Sequence[LessonResult], seconds: float) -> dict:
             tests.append(
                 {
                     "name": f"{r.lesson.tag} {check.name}",
-                    "number": f"{int(r.lesson.id)}.{i}",
+                    "number": f"{curriculum.number(r.lesson)}.{i}",
                     "score": check.score,
                     "max_score": 0.0
                     if check.status == "skipped"

@@ -31,13 +31,11 @@ class Status:
 
 def lesson_file(lesson: curriculum.Lesson, folder: Path) -> Path:
     """The file the student edits for `lesson` in `folder`."""
-    if lesson.module == "questions":
-        return folder / "answers.toml"
-    return folder / f"{lesson.module}.py"
+    return folder / lesson.filename
 
 
 def _edited(lesson: curriculum.Lesson, path: Path) -> bool:
-    if lesson.module == "questions":
+    if lesson.is_question_list:
         from m2t import questions
 
         return questions.any_answered(path)
@@ -149,6 +147,6 @@ def render(rows: list[tuple[curriculum.Lesson, Status]]) -> str:
         lines += [
             "",
             f"next: {following.tag} {following.title}: `m2t watch "
-            f"{following.id}` regrades it on every save.",
+            f"{following.arg}` regrades it on every save.",
         ]
     return "\n".join(lines)
