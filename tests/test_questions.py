@@ -398,11 +398,11 @@ def test_grade_questions_end_to_end(m2t, tmp_path):
     submission.mkdir()
     (submission / "answers.toml").write_text(
         '[q16_2]\nanswer = "b"\n\n[q16_4]\nanswer = (2, 3, 6)\n\n'
-        '[q19_1]\nanswer = "O(n d^2)"\n',
+        '[q19_1]\nanswer = "O(n d^2)"\n\n[q18_5]\ntext = "my view"\n',
         encoding="utf-8",
     )
     result = m2t(
-        "grade", "21", "--impl", str(submission), "--report", str(report)
+        "grade", "questions", "--impl", str(submission), "--report", str(report)
     )
     assert result.returncode == 1
     assert "Traceback" not in result.stdout + result.stderr
@@ -414,3 +414,66 @@ def test_grade_questions_end_to_end(m2t, tmp_path):
     assert "line 5, column" in tests["q16_4"]["output"]
     assert "reads as O(d^2 n)" in tests["q19_1"]["output"]
     assert "not answered" in tests["q01_1"]["output"]
+    # Text alone leaves a free-text question's points in the maximum.
+    data = json.loads(report.read_text())
+    assert data["max_score"] == sum(q.points for q in BANK.values())
+    assert "choose letters too" in tests["q18_5"]["output"]
+    # The unanswered questions are one count line, not one line each.
+    waiting = len(BANK) - 3  # q16_2, q19_1 answered; q16_4 an error
+    out = result.stdout
+    assert out.count("not answered") == 1, out
+    assert f"[todo] {waiting} of {len(BANK)} questions not answered yet" in out
+
+
+# ------------------------------------------- bounded, whatever the input
+@pytest.mark.parametrize(
+    "answer, says",
+    [
+        ("(a+b+c+d)^40", "exponent"),
+        ("(a+b+c+d)^8", "terms"),
+        ("(a+b)(c+d)(e+f)(g+h)(i+j)(k+l)(m+o)", "terms"),
+        ("n^100", "exponent"),
+        ("n^8 n^8 n^8", "exponent"),
+        ("n^(1/0)", "divide by 0"),
+        ("n^(", "ends too early"),
+        ("(" * 40 + "n" + ")" * 40, "nested"),
+        ("n" + " + n" * 100, "longer than"),
+    ],
+)
+def test_a_big_o_answer_cannot_cost_the_judge_time(answer, says):
+    import time
+
+    start = time.perf_counter()
+    with pytest.raises(Q.AnswerError, match=says):
+        Q.parse_expression(answer)
+    assert time.perf_counter() - start < 2.0  # was 122 s for the first
+    q = question("expression")
+    v = verdict(q, answer, Q.Key(q.id, answer="O(n^2 d)"))
+    assert v.status == "malformed"
+
+
+def test_a_table_nested_too_deeply_costs_only_that_table(tmp_path):
+    path = tmp_path / "answers.toml"
+    path.write_text(
+        '[q16_2]\nanswer = "B"\n\n[q16_4]\nanswer = '
+        + "[" * 200_000
+        + "]" * 200_000
+        + '\n\n[q19_1]\nanswer = "O(n^2 d)"\n',
+        encoding="utf-8",
+    )
+    file = Q.read_answers(path)
+    assert "nested too deeply" in file.errors["q16_4"]
+    assert "line 5" in file.errors["q16_4"]
+    for qid in ("q16_2", "q19_1"):
+        v = Q.judge(BANK[qid], file.tables[qid], KEY[qid])
+        assert v.status == "correct", v.message
+
+
+def test_an_unquoted_answer_is_told_to_quote_its_text(tmp_path):
+    path = tmp_path / "answers.toml"
+    path.write_text("[q16_4]\nanswer = (2, 3, 6)\n", encoding="utf-8")
+    message = Q.read_answers(path).errors["q16_4"]
+    assert "line 2, column" in message
+    assert 'text goes in quotes: answer = "(2, 3, 6)"' in message
+    path.write_text('[q16_4]\nanswer = "(2, 3, 6)\n', encoding="utf-8")
+    assert "quotes:" not in Q.read_answers(path).errors["q16_4"]

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from m2t import ROOT
-from m2t.questions.questionbank import tomllib
+from m2t.settings import tomllib
 
 ANSWERS = "answers.toml"
 

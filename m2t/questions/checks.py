@@ -14,7 +14,7 @@ from m2t.questions.key import load_key
 from m2t.questions.questionbank import SEEDS
 from m2t.questions.questionbank import Question
 from m2t.questions.questionbank import bank
-from m2t.questions.questionbank import tomllib
+from m2t.settings import tomllib
 
 
 def problems(

@@ -16,7 +16,7 @@ from typing import Any
 from m2t import ROOT
 from m2t.questions.questionbank import QUESTION_ID
 from m2t.questions.questionbank import flow
-from m2t.questions.questionbank import tomllib
+from m2t.settings import tomllib
 
 KEY_DIR = ROOT / "solutions" / "questions_key"
 

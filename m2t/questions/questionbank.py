@@ -9,18 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import sys
 import unicodedata
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from m2t import ROOT
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+from m2t.settings import tomllib
 
 BANK_DIR = ROOT / "graders" / "questions"
 KINDS = ("one_of", "several_of", "number", "shape", "expression", "experiment")
