@@ -58,13 +58,13 @@ def positional_encoding_table(max_len: int, num_hiddens: int, dtype="float32"):
         `P[i, 2j+1] = cos(i / 10000^(2j/D))`.
     """
     _check_even(num_hiddens)
-    # TODO(l19): positions i = ops.arange(max_len) as a column (max_len, 1);
-    #   the frequencies 1 / 10000^(2j/D) for j = 0 .. D/2 - 1 as a row
-    #   (1, D/2) (ops.arange(0, D, 2) / D gives 2j/D; ops.power); their
-    #   product is the angle table (max_len, D/2). Interleave sin and cos so
-    #   sin lands in the even columns: ops.stack([sin, cos], axis=-1)
-    #   -> (max_len, D/2, 2), then reshape to (max_len, D). Compute in
-    #   float32 and cast to `dtype` at the end. Our solution is about 5 lines.
+    # TODO(l19): max_len, D: int -> (max_len, D), the table P of the module
+    #   docstring: P[i, 2j] = sin(i w_j) and P[i, 2j+1] = cos(i w_j), with
+    #   w_j = 1 / 10000^(2j/D), i = 0 .. max_len - 1, j = 0 .. D/2 - 1.
+    #   sin fills the even columns and cos the odd ones, interleaved (not
+    #   a sin half then a cos half); the angles i w_j form a (max_len, D/2)
+    #   table. Compute in float32, return in `dtype`.
+    #   Our solution is about 5 lines.
     # BEGIN SOLUTION
     positions = ops.arange(max_len, dtype="float32")[:, None]  # (L, 1)
     exponents = ops.arange(0, num_hiddens, 2, dtype="float32") / num_hiddens
@@ -88,13 +88,13 @@ def relative_shift(delta: int, num_hiddens: int, dtype="float32"):
         cos(delta w_j)]]` with `w_j = 1 / 10000^(2j/D)`; zeros elsewhere.
     """
     _check_even(num_hiddens)
-    # TODO(l19): the angles delta * w_j, (D/2,). The four entries of each
-    #   2x2 block as (D/2,) vectors c = cos, s = sin: the diagonal of M is
-    #   [c_0, c_0, c_1, c_1, ...]; M[2j, 2j+1] = -s_j and M[2j+1, 2j] = s_j.
-    #   One way: build the blocks (D/2, 2, 2) with ops.stack, then place
-    #   them on the diagonal: ops.eye(D/2)[:, None, :, None] * blocks[:, :,
-    #   None, :] -> (D/2, 2, D/2, 2), reshaped to (D, D).
-    #   Our solution is about 7 lines.
+    # TODO(l19): delta, D: int -> (D, D), the matrix M(delta) of the module
+    #   docstring with P[i + delta] = P[i] @ M(delta). Block j (rows and
+    #   columns 2j, 2j+1) is R_j(delta) = [[cos(delta w_j), -sin(delta
+    #   w_j)], [sin(delta w_j), cos(delta w_j)]], w_j = 1 / 10000^(2j/D);
+    #   every entry outside the blocks is 0. The angles delta w_j are
+    #   (D/2,). Compute in float32, return in `dtype`; no Python loop over
+    #   j is needed. Our solution is about 7 lines.
     # BEGIN SOLUTION
     half = num_hiddens // 2
     exponents = ops.arange(0, num_hiddens, 2, dtype="float32") / num_hiddens
@@ -157,9 +157,10 @@ class PositionalEncoding(keras.layers.Layer):
         )
 
     def call(self, X, training=None):
-        # TODO(l19): add the first T rows of self.P (max_len, D), T =
-        #   ops.shape(X)[1], to X (B, T, D) (the (T, D) rows broadcast over
-        #   the batch), then self.encoding_dropout(..., training=training).
+        # TODO(l19): X (B, T, D) -> (B, T, D): Dropout(X + P[:T]), P =
+        #   self.P (max_len, D), the same T rows for every sequence of the
+        #   batch; T is known only at run time. The dropout is
+        #   self.encoding_dropout, active only when training.
         #   Our solution is about 2 lines.
         # BEGIN SOLUTION
         X = X + self.P[None, : ops.shape(X)[1], :]  # (B, T, D)
