@@ -51,7 +51,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     if key is None:
         print(
             "The explanations come with the key, which your instructor "
-            "releases (solutions/questions_key.toml)."
+            "releases (solutions/questions_key/)."
         )
         return 0
     answers = questions.read_answers(_impl.resolve(args.impl) / "answers.toml")
