@@ -102,11 +102,11 @@ def sinusoidal_positions(positions, depth: int, dtype="float32"):
     """
     if depth % 2:
         raise ValueError(f"`depth` must be even, got {depth}")
-    # TODO(l20): as in lesson 19, for any positions. The angles are
-    #   positions[:, None] / 10000^(2j/D) for j = 0 .. D/2 - 1 -> (T, D/2)
-    #   (ops.arange(0, depth, 2) / depth gives 2j/D; ops.power). Interleave
-    #   sin and cos: ops.stack([sin, cos], axis=-1) -> (T, D/2, 2), then
-    #   reshape to (T, D). Compute in float32, cast to `dtype` at the end.
+    # TODO(l20): positions (T,) -> (T, D), lesson 19's table at arbitrary
+    #   integer positions p_t: P[t, 2j] = sin(p_t w_j), P[t, 2j+1] =
+    #   cos(p_t w_j), w_j = 1 / 10000^(2j/D), j = 0 .. D/2 - 1; sin in the
+    #   even columns, cos in the odd ones (interleaved). T may be known
+    #   only at run time. Compute in float32, return in `dtype`.
     #   Our solution is about 5 lines.
     # BEGIN SOLUTION
     positions = ops.cast(positions, "float32")
@@ -135,10 +135,13 @@ def padding_mask(valid_lens, num_queries, num_keys):
             "`valid_lens` must have shape (B,) or (B, T), got shape "
             f"{tuple(valid_lens.shape)}"
         )
-    # TODO(l20): give (B,) lengths the shape (B, 1), then
-    #   ops.broadcast_to(..., (B, T)) with B = ops.shape(valid_lens)[0].
-    #   Compare ops.arange(num_keys) with the lengths[..., None] (both
-    #   int32) -> (B, T, S). Our solution is about 5 lines.
+    # TODO(l20): valid_lens (B,) or (B, T) -> (B, T, S) bool, the
+    #   `attention_mask` convention of the module docstring: entry
+    #   [b, t, s] is True (query t may attend to key s) iff s <
+    #   valid_lens[b] ((B,) lengths, the same for every query) or s <
+    #   valid_lens[b, t] ((B, T) lengths); lengths of any integer dtype.
+    #   B, T and S may be known only at run time (T and S can be scalar
+    #   tensors). Our solution is about 5 lines.
     # BEGIN SOLUTION
     lens = ops.cast(valid_lens, "int32")
     if len(lens.shape) == 1:
@@ -162,10 +165,12 @@ def causal_mask(num_queries, num_keys):
         `(1, T, S)` bool, True where key s <= S - T + t: each query sees
         itself and everything before it (broadcasts over the batch).
     """
-    # TODO(l20): the position of query t is (S - T) + t: ops.arange(T) plus
-    #   the offset, as a column (T, 1); compare it with ops.arange(S) as a
-    #   row (1, S) so that key s is kept when s <= position. Add a leading
-    #   batch axis of 1. Our solution is about 3 lines.
+    # TODO(l20): T, S: int -> (1, T, S) bool: the T queries are the last T
+    #   of S positions, so query t sits at position S - T + t, and entry
+    #   [0, t, s] is True iff s <= S - T + t (each query sees itself and
+    #   everything earlier; with T = S, the lower triangle and diagonal).
+    #   The leading axis of size 1 broadcasts over the batch. T and S may
+    #   be scalar tensors. Our solution is about 3 lines.
     # BEGIN SOLUTION
     offset = num_keys - num_queries  # cached positions before the queries
     rows = ops.arange(num_queries, dtype="int32")[:, None] + offset  # (T, 1)
@@ -207,8 +212,10 @@ class PositionWiseFFN(keras.layers.Layer):
         self.dense2.build((*X_shape[:-1], self.ffn_num_hiddens))
 
     def call(self, X):
-        # TODO(l20): dense1, ops.relu, dense2: (B, T, D) -> (B, T, F) ->
-        #   (B, T, ffn_num_outputs). Our solution is 1 line.
+        # TODO(l20): X (B, T, D) -> (B, T, ffn_num_outputs), FFN(X) =
+        #   max(0, X W_1 + b_1) W_2 + b_2 of the module docstring, the hidden
+        #   layer (B, T, F); W_1, b_1 are self.dense1 and W_2, b_2
+        #   self.dense2. Our solution is 1 line.
         # BEGIN SOLUTION
         return self.dense2(ops.relu(self.dense1(X)))
         # END SOLUTION
@@ -269,12 +276,12 @@ class AddNorm(keras.layers.Layer):
         )
 
     def call(self, X, Y, training=None):
-        # TODO(l20): Z = X + self.residual_dropout(Y, training=training); the
-        #   mean and variance of Z over the last axis only, keeping it
-        #   (ops.moments(Z, axes=[-1], keepdims=True) -> (B, T, 1) each);
-        #   normalise: (Z - mean) * ops.rsqrt(var + self.epsilon), then scale
-        #   by self.gamma and shift by self.beta. Our solution is about 3
-        #   lines.
+        # TODO(l20): X, Y (B, T, D) -> (B, T, D), AddNorm(X, Y) =
+        #   LayerNorm(Z), Z = X + Dropout(Y) with self.residual_dropout
+        #   (training only). For each position, with μ and σ² the mean and
+        #   the (biased, 1/D) variance of its D features of Z:
+        #   (Z - μ) / √(σ² + self.epsilon) · self.gamma + self.beta; μ and
+        #   σ² are (B, T, 1). Our solution is about 3 lines.
         # BEGIN SOLUTION
         Z = X + self.residual_dropout(Y, training=training)  # (B, T, D)
         mean, var = ops.moments(Z, axes=[-1], keepdims=True)  # (B, T, 1)
@@ -371,13 +378,15 @@ class TransformerEncoderBlock(keras.layers.Layer):
         self.addnorm2.build(shape)
 
     def call(self, X, valid_lens=None, training=None):
-        # TODO(l20): mask = padding_mask(valid_lens, S, S) with S =
-        #   ops.shape(X)[1] (None when valid_lens is None). Self-attention:
-        #   self.attention(X, X, attention_mask=mask, training=training)
-        #   (Keras's call order is query, value), then
-        #   Y = self.addnorm1(X, that, training=training);
-        #   return self.addnorm2(Y, self.ffn(Y), training=training).
-        #   Every tensor is (B, S, D). Our solution is about 6 lines.
+        # TODO(l20): X (B, S, D) -> (B, S, D), the encoder block of the
+        #   module docstring: Y = AddNorm(X, MHA(X, X, X)) with
+        #   self.attention and self.addnorm1, then AddNorm(Y, FFN(Y)) with
+        #   self.ffn and self.addnorm2. The attention's mask is
+        #   padding_mask(valid_lens, S, S) (none when valid_lens is None; S
+        #   known at run time). Keras's MultiHeadAttention takes (query,
+        #   value) positionally (the key defaults to the value) and
+        #   attention_mask and training by keyword; the AddNorms take
+        #   training too. Our solution is about 6 lines.
         # BEGIN SOLUTION
         steps = ops.shape(X)[1]
         mask = None
@@ -473,11 +482,14 @@ class TransformerEncoder(keras.layers.Layer):
             blk.build((*tokens_shape, self.num_hiddens))
 
     def call(self, tokens, valid_lens=None, training=None):
-        # TODO(l20): X = self.embedding(tokens) * sqrt(D) (cast D to the
-        #   embedding's dtype) + sinusoidal_positions(ops.arange(S), D,
-        #   X.dtype) -> (B, S, D) (the (S, D) table broadcasts over the
-        #   batch); self.embedding_dropout(X, training=training); then each
-        #   block of self.blks with valid_lens. Our solution is about 6 lines.
+        # TODO(l20): tokens (B, S) -> (B, S, D), the embedding of the module
+        #   docstring: X = Dropout(Embedding(tokens) * √D + P[0 .. S-1]),
+        #   with self.embedding, √D in the embedding's dtype, P from
+        #   sinusoidal_positions (the (S, D) table, same for every
+        #   sequence) and self.embedding_dropout (training only); then the
+        #   blocks of self.blks in order, each given valid_lens and
+        #   training. S is known only at run time.
+        #   Our solution is about 6 lines.
         # BEGIN SOLUTION
         X = self.embedding(tokens)  # (B, S, D)
         X = X * ops.sqrt(ops.cast(self.num_hiddens, X.dtype))
@@ -580,15 +592,19 @@ class TransformerDecoderBlock(keras.layers.Layer):
     def call(
         self, X, enc_outputs, enc_valid_lens=None, cache=None, training=None
     ):
-        # TODO(l20): kv = X without a cache, else ops.concatenate([cache, X],
-        #   axis=1) -> (B, S_kv, D). Masked self-attention: queries X, keys
-        #   and values kv, attention_mask = causal_mask(T, S_kv) (sizes from
-        #   ops.shape); Y = addnorm1(X, that). Encoder-decoder attention:
-        #   queries Y, keys and values enc_outputs, attention_mask =
-        #   padding_mask(enc_valid_lens, T, S) (None without lengths);
-        #   Z = addnorm2(Y, that); out = addnorm3(Z, ffn(Z)). Pass
-        #   training=training to the attentions and AddNorms. Return
-        #   (out, kv). Our solution is about 12 lines.
+        # TODO(l20): X (B, T, D) -> (B, T, D) out and (B, T0 + T, D) kv, the
+        #   decoder block of the module docstring. kv = X without a cache,
+        #   else the cached (B, T0, D) inputs followed by X along time.
+        #   Y = AddNorm(X, MHA(X, kv, kv)) (self.self_attention,
+        #   self.addnorm1) with the causal mask of T queries over T0 + T
+        #   keys (causal_mask); Z = AddNorm(Y, MHA(Y, enc, enc))
+        #   (self.cross_attention, self.addnorm2) with the padding mask of
+        #   enc_valid_lens over the S encoder positions (none without
+        #   lengths); out = AddNorm(Z, FFN(Z)) (self.ffn, self.addnorm3).
+        #   Sizes are known only at run time; the attentions take (query,
+        #   value) positionally, attention_mask and training by keyword;
+        #   the AddNorms take training. Return (out, kv).
+        #   Our solution is about 12 lines.
         # BEGIN SOLUTION
         kv = X if cache is None else ops.concatenate([cache, X], axis=1)
         steps, kv_steps = ops.shape(X)[1], ops.shape(kv)[1]
@@ -717,14 +733,16 @@ class TransformerDecoder(keras.layers.Layer):
         cache=None,
         training=None,
     ):
-        # TODO(l20): the new tokens sit at positions start .. start + T - 1,
-        #   start = 0 without a cache, else ops.shape(cache[0])[1] (the
-        #   number of cached steps). X = self.embedding(tokens) * sqrt(D) +
-        #   sinusoidal_positions(those positions, D, X.dtype); dropout; then
-        #   each block i with enc_outputs, enc_valid_lens and its own cache
-        #   (cache[i], or None), collecting the kv each returns. Return
-        #   (self.dense(X) -> (B, T, V), the list of kv).
-        #   Our solution is about 10 lines.
+        # TODO(l20): tokens (B, T) -> (B, T, V) logits and the new cache, a
+        #   list of num_blks (B, T0 + T, D). The new tokens sit at positions
+        #   T0 .. T0 + T - 1, T0 = the number of cached steps (0 without a
+        #   cache; the time size of cache[0] otherwise). X =
+        #   Dropout(Embedding(tokens) * √D + P[those positions]) as in the
+        #   encoder (√D in the embedding's dtype, self.embedding_dropout);
+        #   then block i of self.blks on X with enc_outputs, enc_valid_lens
+        #   and its own cache (cache[i], or None) and training, collecting
+        #   the kv each returns, in order. The logits are self.dense of the
+        #   last block's output. Our solution is about 10 lines.
         # BEGIN SOLUTION
         start = 0 if cache is None else ops.shape(cache[0])[1]
         X = self.embedding(tokens)  # (B, T, D)
@@ -861,14 +879,17 @@ def greedy_decode(
         (num_steps if none came). Stops early once every sequence has ended.
     """
     _check_positive(num_steps=num_steps)
-    # TODO(l20): encode once (training=False). Start from a (B, 1) column of
-    #   bos_id (int32) and cache = None. At each step: logits, cache =
-    #   model.decoder(token, enc_outputs, src_valid_len, cache,
-    #   training=False); the next token is the argmax of logits[:, -1]
-    #   (B,); sequences already done emit eos_id; remember the tokens; stop
-    #   once all are done. Fill the steps not run with eos_id and count the
-    #   tokens before the first eos_id. NumPy is fine for the bookkeeping.
-    #   Our solution is about 16 lines.
+    # TODO(l20): src (B, S), src_valid_len (B,) -> (B, num_steps) int32
+    #   tokens, (B,) int32 lengths, both NumPy, as the docstring above
+    #   states. Encode once; every call in inference mode
+    #   (training=False). Step 1 feeds a (B, 1) int32 column of bos_id and
+    #   no cache; each step feeds the previous step's tokens, (B, 1), and
+    #   the cache model.decoder returned. The token of a step is the most
+    #   probable one at the last position (the highest logit; ties to the
+    #   lowest id); a sequence that already produced eos_id keeps emitting
+    #   eos_id. Stop once every sequence is done; steps never run hold
+    #   eos_id. lengths[b] = the tokens before the first eos_id of row b
+    #   (num_steps if none). Our solution is about 16 lines.
     # BEGIN SOLUTION
     enc_outputs = model.encoder(src, src_valid_len, training=False)
     batch = int(ops.shape(src)[0])
