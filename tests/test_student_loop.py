@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 
+import numpy as np
 import pytest
 
 from m2t import ROOT
@@ -348,3 +349,118 @@ def test_in_process_regrades_see_each_save_and_agree(tmp_path):
     assert [(c.name, c.status, c.message) for c in again.checks] == [
         (c.name, c.status, c.message) for c in untouched.checks
     ]
+
+# --------------------------------------------------------------- messages
+STUDENT = """\
+import keras
+import numpy as np
+from keras import ops
+
+
+class NumPyInside(keras.layers.Layer):
+    def call(self, x):
+        return np.tanh(x)  # NumPy on a tensor
+
+
+class WrongShape(keras.layers.Layer):
+    def call(self, x):
+        return ops.matmul(x, ops.ones((5, 2)))  # (B, 3, 4) @ (5, 2)
+
+
+def todo(x):
+    # TODO(l99): compute it
+    raise NotImplementedError("l99: todo")
+"""
+
+
+@pytest.fixture
+def student(tmp_path):
+    """A student's module in its own folder, imported the way the probes
+    import one, with the probes' TensorFlow settings."""
+    from m2t.grading import impl as _impl
+    from m2t.grading import probe
+
+    probe.configure_tensorflow()
+    (tmp_path / "l99_student.py").write_text(STUDENT)
+    return _impl.load("l99_student", tmp_path), tmp_path
+
+
+def _line(text):
+    return 1 + STUDENT.splitlines().index(
+        next(x for x in STUDENT.splitlines() if text in x)
+    )
+
+
+def _explain(call, folder):
+    from m2t.grading.probe import explain_exception
+
+    with pytest.raises(Exception) as info:
+        call()
+    return explain_exception(info.value, "l99", folder)
+
+
+def test_an_untouched_todo_is_not_started(student):
+    module, folder = student
+    failure = _explain(lambda: module.todo(1), folder)
+    assert failure.status == "not_started"
+    where = f"l99_student.py:{_line('# TODO(l99)')})"
+    assert str(failure).startswith("l99 todo: not started (TODO at ")
+    assert str(failure).endswith(where), failure
+
+
+def test_numpy_on_a_symbolic_tensor_is_an_error_not_not_started(student):
+    import keras
+
+    module, folder = student
+    failure = _explain(
+        lambda: module.NumPyInside()(keras.Input((3, 4))), folder
+    )
+    assert failure.status == "error", failure
+    text = str(failure)
+    assert "not started" not in text
+    assert f"l99_student.py:{_line('np.tanh')} (in call)" in text, text
+    assert "Cannot convert a symbolic tf.Tensor" in text, text
+    assert "use keras.ops, not NumPy" in text, text
+
+
+def test_keras_output_shape_error_keeps_its_cause(student):
+    import keras
+
+    module, folder = student
+    failure = _explain(lambda: module.WrongShape()(keras.Input((3, 4))), folder)
+    text = str(failure)
+    assert "(calling WrongShape on keras.Input)" in text, text
+    assert "Error encountered" not in text and "compute_output_spec" not in text
+    assert f"l99_student.py:{_line('ops.matmul')} (in call)" in text, text
+    # the cause, with its shapes: what Keras put after "Error encountered:"
+    assert re.search(r"\b4\b.*\b5\b", text.split("keras.Input)", 1)[1]), text
+
+
+def test_eager_shape_error_keeps_its_shapes_without_tensorflow_noise(student):
+    module, folder = student
+    x = np.zeros((2, 3, 4), "float32")
+    failure = _explain(lambda: module.WrongShape()(x), folder)
+    text = str(failure)
+    assert "[2,3,4]" in text or "(2, 3, 4)" in text or "4 vs. 5" in text, text
+    assert "{{function_node" not in text and not text.endswith("name:")
+
+
+def test_a_float32_result_in_a_float64_check_names_the_dtype():
+    import keras
+
+    from graders.lib.probes import gradient_check
+    from m2t.grading.probe import ProbeFailure
+
+    x = np.linspace(-1, 1, 6).reshape(2, 3)
+    analytic, numeric = gradient_check(lambda v: keras.ops.sum(v**3), x)
+    np.testing.assert_allclose(analytic, 3 * x**2, rtol=1e-6)
+    np.testing.assert_allclose(numeric, 3 * x**2, rtol=1e-5)
+
+    def in_float32(v):
+        return keras.ops.sum(keras.ops.cast(v, "float32") ** 3)
+
+    with pytest.raises(ProbeFailure) as info:
+        gradient_check(in_float32, x)
+    assert info.value.status == "error"
+    assert "float32 result" in str(info.value)
+    assert "dtype='float64'" in str(info.value)

@@ -149,6 +149,16 @@ def gradient_check(
     with tf.GradientTape() as tape:
         tape.watch(xt)
         y = f(xt)
+    dtype = tf.as_dtype(getattr(y, "dtype", tf.float64))
+    if dtype != tf.float64:  # centred differences need float64
+        from m2t.grading.probe import StudentError
+
+        raise StudentError(
+            f"a float64 check got a {dtype.name} result: the layer was "
+            "built with dtype='float64', but something in your code "
+            "computes in float32 (a hard-coded dtype in ops.cast or a "
+            "constant?). Use the input's dtype (x.dtype) instead."
+        )
     analytic = np.asarray(tape.gradient(y, xt), dtype=np.float64)
     numeric = np.zeros_like(x)
     for index in np.ndindex(x.shape):

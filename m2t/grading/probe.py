@@ -69,19 +69,26 @@ def explain_exception(
 ) -> ProbeFailure:
     """Turn an exception from student code into the line a student reads.
 
-    `NotImplementedError` from a skeleton becomes "l16 masked_softmax: not
-    started (TODO at lessons/l16_attention_scoring.py:LINE)".
+    `NotImplementedError` raised by a skeleton's own line becomes "l16
+    masked_softmax: not started (TODO at lessons/l16_attention_scoring.py:
+    LINE)"; one raised deeper (TensorFlow refusing NumPy on a symbolic
+    tensor) is an error like any other. Any other exception becomes "l16:
+    your code raised TYPE at FILE:LINE (in FUNCTION): MESSAGE", the message
+    unwrapped from what Keras puts around it (the cause kept).
     """
     folder = folder.resolve()
+    stack = traceback.extract_tb(exc.__traceback__)
     frames = [
-        f
-        for f in traceback.extract_tb(exc.__traceback__)
-        if Path(f.filename).resolve().is_relative_to(folder)
+        f for f in stack if Path(f.filename).resolve().is_relative_to(folder)
     ]
     if isinstance(exc, SyntaxError) and exc.filename:
         where = f"{_display(exc.filename)}:{exc.lineno}"
         return StudentError(f"{tag}: syntax error at {where}: {exc.msg}")
-    if isinstance(exc, NotImplementedError) and frames:
+    if (
+        isinstance(exc, NotImplementedError)
+        and frames
+        and stack[-1] is frames[-1]
+    ):
         last = frames[-1]
         what = re.sub(rf"^{tag}:\s*", "", str(exc)) or last.name
         todo = _todo_line(last.filename, last.lineno)
@@ -93,11 +100,50 @@ def explain_exception(
         if frames
         else ""
     )
-    text = str(exc).strip().splitlines()
-    detail = f": {text[0][:300]}" if text else ""
+    detail = _cause(str(exc))
     return StudentError(
-        f"{tag}: your code raised {type(exc).__name__}{where}{detail}"
+        f"{tag}: your code raised {type(exc).__name__}{where}"
+        + (f": {detail}" if detail else "")
     )
+
+
+_KERAS_INFER = re.compile(
+    r"Could not automatically infer the output shape / dtype of '[^']*' "
+    r"\(of type (\w+)\)\..*?Error encountered:\s*",
+    re.S,
+)
+_KERAS_FILTERED = re.compile(
+    r"Exception encountered when calling ([\w.]+?)\.?\n\n(?:\x1b\[1m)?"
+    r"(.*?)(?:\x1b\[0m)?(?:\n\nArguments received by .*)?$",
+    re.S,
+)
+_TF_NODE = re.compile(r"\{\{function_node [^}]*\}\}\s*|\s+name:\s*$")
+
+
+def _cause(message: str, limit: int = 600) -> str:
+    """The part of an exception's message a student acts on: Keras's
+    wrappers ("Could not automatically infer the output shape ... Error
+    encountered:", "Exception encountered when calling ...") give way to
+    the error they wrap, TensorFlow's `{{function_node ...}}` prefix goes,
+    and NumPy on a symbolic tensor gets the way out."""
+    text = message.strip()
+    context = ""
+    if infer := _KERAS_INFER.match(text):
+        context = f"(calling {infer.group(1)} on keras.Input) "
+        text = text[infer.end() :]
+    elif filtered := _KERAS_FILTERED.match(text):
+        text = filtered.group(2).strip()
+    text = _TF_NODE.sub("", text)
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    text = " ".join(lines[:4])
+    if len(text) > limit:
+        text = text[: limit - 3] + "..."
+    if "symbolic" in text and "numpy" in text.lower():
+        text += (
+            " Inside a layer use keras.ops, not NumPy: on keras.Input the "
+            "tensors have no values yet."
+        )
+    return context + text
 
 
 def plain(value: Any, path: str = "result") -> Any:
