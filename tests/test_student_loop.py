@@ -350,6 +350,7 @@ def test_in_process_regrades_see_each_save_and_agree(tmp_path):
         (c.name, c.status, c.message) for c in untouched.checks
     ]
 
+
 # --------------------------------------------------------------- messages
 STUDENT = """\
 import keras
@@ -364,7 +365,7 @@ class NumPyInside(keras.layers.Layer):
 
 class WrongShape(keras.layers.Layer):
     def call(self, x):
-        return ops.matmul(x, ops.ones((5, 2)))  # (B, 3, 4) @ (5, 2)
+        return x + ops.ones((5,))  # (B, 3, 4) + (5,)
 
 
 def todo(x):
@@ -431,9 +432,10 @@ def test_keras_output_shape_error_keeps_its_cause(student):
     text = str(failure)
     assert "(calling WrongShape on keras.Input)" in text, text
     assert "Error encountered" not in text and "compute_output_spec" not in text
-    assert f"l99_student.py:{_line('ops.matmul')} (in call)" in text, text
+    assert f"l99_student.py:{_line('ops.ones')} (in call)" in text, text
     # the cause, with its shapes: what Keras put after "Error encountered:"
-    assert re.search(r"\b4\b.*\b5\b", text.split("keras.Input)", 1)[1]), text
+    assert "Dimensions must be equal, but are 4 and 5" in text, text
+    assert "[?,3,4], [5]" in text, text
 
 
 def test_eager_shape_error_keeps_its_shapes_without_tensorflow_noise(student):
@@ -441,7 +443,7 @@ def test_eager_shape_error_keeps_its_shapes_without_tensorflow_noise(student):
     x = np.zeros((2, 3, 4), "float32")
     failure = _explain(lambda: module.WrongShape()(x), folder)
     text = str(failure)
-    assert "[2,3,4]" in text or "(2, 3, 4)" in text or "4 vs. 5" in text, text
+    assert "Incompatible shapes: [2,3,4] vs. [5]" in text, text
     assert "{{function_node" not in text and not text.endswith("name:")
 
 
