@@ -76,9 +76,10 @@ class ConvBlock(keras.layers.Layer):
         self.conv.build(input_shape)
 
     def call(self, inputs, training=None):
-        # TODO(l04): batch norm first (pass `training`), then self.relu, then
-        #   self.conv: (B, H, W, C) -> (B, H, W, num_channels). Return it.
-        #   Our solution is 1 line.
+        # TODO(l04): the module docstring's pre-activation order:
+        #   conv(ReLU(BN(X))), with self.bn (given `training`), self.relu and
+        #   self.conv: X (B, H, W, C) -> (B, H, W, num_channels). Return it. Our
+        #   solution is 1 line.
         raise NotImplementedError("l04: ConvBlock.call")
 
     def get_config(self):
@@ -124,11 +125,12 @@ class DenseBlock(keras.layers.Layer):
             channels += self.num_channels
 
     def call(self, inputs, training=None):
-        # TODO(l04): X = inputs; for each block of self.conv_blocks:
-        #   Y = block(X, training=training) -> (B, H, W, num_channels), then
-        #   X = ops.concatenate([X, Y], axis=-1) -> the channels grow by
-        #   num_channels (concatenate, do not add: that is ResNet). Return X.
-        #   Our solution is 5 lines.
+        # TODO(l04): X_0 = inputs and X_k = [X_{k-1}, f_k(X_{k-1})] for each
+        #   ConvBlock f_k of self.conv_blocks in order (each given `training`),
+        #   joined on the channel axis (the last; joined, not added: adding is
+        #   ResNet): f_k gives (B, H, W, num_channels), so inputs (B, H, W, C)
+        #   -> (B, H, W, C + num_convs * num_channels), the input's channels
+        #   first. Return the last X. Our solution is 5 lines.
         raise NotImplementedError("l04: DenseBlock.call")
 
     def get_config(self):
@@ -173,9 +175,11 @@ class TransitionBlock(keras.layers.Layer):
         self.conv.build(input_shape)
 
     def call(self, inputs, training=None):
-        # TODO(l04): self.bn (with `training`), self.relu, self.conv
-        #   (B, H, W, C) -> (B, H, W, num_channels), then self.avg_pool
-        #   -> (B, H // 2, W // 2, num_channels). Our solution is 2 lines.
+        # TODO(l04): the module docstring's transition block: BN (given
+        #   `training`), ReLU, the 1x1 convolution, then the average pooling,
+        #   with self.bn, self.relu, self.conv and self.avg_pool: X (B, H, W, C)
+        #   -> (B, H, W, num_channels) -> (B, H // 2, W // 2, num_channels). Our
+        #   solution is 2 lines.
         raise NotImplementedError("l04: TransitionBlock.call")
 
     def get_config(self):
@@ -226,12 +230,13 @@ def densenet(
     for num_convs in arch:
         _check_positive("arch", num_convs)
     layers = keras.layers
-    # TODO(l04): net = keras.Sequential([stem]) with the stem of the
-    #   docstring as one keras.Sequential. Keep a running channel count c =
-    #   num_channels. For each i, num_convs of arch: net.add(DenseBlock(
-    #   num_convs, growth_rate)) and c += num_convs * growth_rate; between
-    #   two dense blocks (not after the last) halve it, c //= 2, and add a
-    #   TransitionBlock(c). Then layers.BatchNormalization(),
-    #   layers.ReLU(), layers.GlobalAveragePooling2D(),
-    #   layers.Dense(num_classes). Our solution is about 20 lines.
+    # TODO(l04): the docstring's table, as one model: (B, 96, 96, 1) -> the stem
+    #   (one layer) (B, 24, 24, num_channels) -> a DenseBlock(num_convs,
+    #   growth_rate) per entry of arch, each adding num_convs * growth_rate
+    #   channels, with a TransitionBlock between two dense blocks (not after the
+    #   last) that halves H, W and the running channel count c (c // 2) -> (B,
+    #   3, 3, 248) with the defaults -> batch norm, rectifier, one average per
+    #   channel (B, 248) -> (B, num_classes) logits. The stem is the docstring's
+    #   7x7 convolution, batch norm, rectifier and 3x3 max-pooling. Our solution
+    #   is about 20 lines.
     raise NotImplementedError("l04: densenet")

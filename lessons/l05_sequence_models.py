@@ -58,11 +58,11 @@ def lagged_features(x, tau: int):
     if x.ndim != 1:
         raise ValueError(f"`x` must be a 1-D series, got shape {x.shape}")
     _check_tau(tau, len(x))
-    # TODO(l05): n = T - tau examples. Column i of `features` is the slice
-    #   x[i : i + n] (the values i steps after each window's start): build
-    #   the tau columns and np.stack them on axis 1 -> (n, tau). The labels
-    #   are the values right after each window: x[tau:] -> (n,).
-    #   Return (features, labels). Our solution is about 4 lines.
+    # TODO(l05): the module docstring's examples: features[j] = (x[j], x[j+1],
+    #   ..., x[j+tau-1]), oldest first, and labels[j] = x[j+tau], for j = 0 ..
+    #   n-1 with n = T - tau: x (T,) -> features (n, tau), labels (n,), NumPy
+    #   arrays. A label never sits in its own row. Return (features, labels).
+    #   Our solution is about 4 lines.
     raise NotImplementedError("l05: lagged_features")
 
 
@@ -82,12 +82,12 @@ def autoregressive_mlp(tau: int = 4, num_hiddens: int = 10) -> keras.Model:
     for name, value in (("tau", tau), ("num_hiddens", num_hiddens)):
         if int(value) != value or value <= 0:
             raise ValueError(f"`{name}` must be a positive int, got {value!r}")
-    # TODO(l05): return keras.Sequential([...], name="autoregressive_mlp")
-    #   holding keras.Input(shape=(tau,)), a keras.layers.Dense with
-    #   num_hiddens units and a ReLU activation (name "hidden"), and a
-    #   Dense with 1 unit and no activation (name "output"): the output is
-    #   a real number that may be negative. (N, tau) -> (N, num_hiddens)
-    #   -> (N, 1). Our solution is about 8 lines.
+    # TODO(l05): the model x_t ~ f(x_{t-tau}, ..., x_{t-1}) as a
+    #   one-hidden-layer MLP named "autoregressive_mlp": an input of tau values,
+    #   a hidden layer of num_hiddens ReLUs named "hidden", and an output layer
+    #   of one unit named "output" with no activation (the series goes
+    #   negative): (N, tau) -> (N, num_hiddens) -> (N, 1). Return the model. Our
+    #   solution is about 8 lines.
     raise NotImplementedError("l05: autoregressive_mlp")
 
 
@@ -113,14 +113,14 @@ def k_step_predict(model, x, tau: int, k: int):
             f"`k` must be an int in [1, T - tau] = [1, {len(x) - tau}], "
             f"got {k!r}"
         )
-    # TODO(l05): n = T - tau - k + 1 windows; the first window of row j is
-    #   x[j : j + tau] (np.stack the column slices x[i : i + n] on axis 1 ->
-    #   (n, tau)). Then k times: pred = the model on the window, converted
-    #   with ops.convert_to_numpy and reshaped to (n,); the next window
-    #   drops its oldest column and appends `pred` as the newest one
-    #   (np.concatenate on axis 1 -> (n, tau)). Return the last `pred`.
-    #   Never feed in the true x after the first window: that would be a
-    #   one-step prediction. Our solution is about 7 lines.
+    # TODO(l05): row j of the n = T - tau - k + 1 rows starts from the window of
+    #   observations (x[j], ..., x[j+tau-1]) (n, tau); each of the k steps
+    #   predicts the value after the window, (n, tau) -> (n,), and the next
+    #   window is the old one without its oldest value and with that prediction
+    #   as its newest, still (n, tau). Only the first window holds observations:
+    #   later ones never see the true x (that would be one-step prediction).
+    #   Return the k-th step's predictions as a NumPy array, x (T,) -> (n,). Our
+    #   solution is about 7 lines.
     raise NotImplementedError("l05: k_step_predict")
 
 

@@ -49,10 +49,11 @@ def tokenize(lines: Sequence[str], token: str = "word") -> list[list[str]]:
     """
     if token not in ("word", "char"):
         raise ValueError(f"`token` must be 'word' or 'char', got {token!r}")
-    # TODO(l06): for "word", str.split() with no argument splits on any run
-    #   of whitespace and never returns empty strings (split(" ") does); for
-    #   "char", list(line) keeps every character, spaces included.
-    #   One list comprehension per case. Our solution is about 3 lines.
+    # TODO(l06): lines list[str] -> list[list[str]], one list of tokens per line
+    #   (an empty line gives []). token == "word": the line's words, separated
+    #   by any run of whitespace, never an empty string ("a b" gives ["a",
+    #   "b"]); token == "char": every character, spaces included ("a b" gives
+    #   ["a", " ", "b"]). Our solution is about 3 lines.
     raise NotImplementedError("l06: tokenize")
 
 
@@ -105,14 +106,14 @@ class Vocab:
                 f"{UNK!r} (it is always index 0), got {reserved_tokens!r}"
             )
         corpus = _flatten(tokens if tokens is not None else [])
-        # TODO(l06): count the tokens with collections.Counter(corpus) (it
-        #   remembers the order in which tokens are first seen) and sort
-        #   the (token, count) pairs by descending count into
-        #   self._token_freqs; Python's sort is stable, so ties keep the
-        #   first-seen order (do not sort by the token text). Then
-        #   self.idx_to_token = [UNK, *reserved_tokens] followed by each
-        #   token with count >= min_freq that is not already there, and
-        #   self.token_to_idx = {token: index}. Our solution is about 9 lines.
+        # TODO(l06): corpus list[str] -> self._token_freqs list[tuple[str,
+        #   int]]: every distinct corpus token with its count, by descending
+        #   count, ties in the order in which the tokens first appear (never by
+        #   the token text); then self.idx_to_token list[str]: UNK, the
+        #   reserved_tokens in their order, then each token of _token_freqs seen
+        #   at least min_freq times and not already there, in that order; and
+        #   self.token_to_idx dict[str, int], its inverse. Our solution is about
+        #   9 lines.
         raise NotImplementedError("l06: Vocab.__init__")
         self.min_freq = int(min_freq)
         self.reserved_tokens = reserved_tokens
@@ -123,9 +124,11 @@ class Vocab:
     def __getitem__(self, tokens):
         """The index of a token (0 if unknown), or nested lists of indices
         for a (nested) list or tuple of tokens."""
-        # TODO(l06): a list or tuple -> [self[t] for t in tokens] (recursion
-        #   handles nesting); a single token -> self.token_to_idx.get(token,
-        #   self.unk). Our solution is about 3 lines.
+        # TODO(l06): tokens str -> int: the token's index, self.unk (0) for a
+        #   token the vocabulary does not hold; a list or tuple of tokens,
+        #   nested to any depth -> lists with the same nesting, each token
+        #   looked up: [["a", "b"], ["zz"]] gives [[index of a, index of b],
+        #   [0]]. Our solution is about 3 lines.
         raise NotImplementedError("l06: Vocab.__getitem__")
 
     def to_tokens(self, indices):
@@ -133,9 +136,10 @@ class Vocab:
         list, tuple or array of indices."""
         if hasattr(indices, "tolist"):  # NumPy arrays and scalars, tensors
             indices = indices.tolist()
-        # TODO(l06): the inverse of __getitem__: recurse into lists and
-        #   tuples; a single index i -> self.idx_to_token[int(i)].
-        #   Our solution is about 3 lines.
+        # TODO(l06): indices int -> str: the token at that index; a list or
+        #   tuple, nested to any depth -> lists with the same nesting, each
+        #   index looked up: the inverse of __getitem__. An index may be a NumPy
+        #   integer. Our solution is about 3 lines.
         raise NotImplementedError("l06: Vocab.to_tokens")
 
     @property

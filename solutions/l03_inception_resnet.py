@@ -96,12 +96,13 @@ class Inception(keras.layers.Layer):
         self.p3_2.build((*batch_hw, self.c3[0]))
 
     def call(self, inputs):
-        # TODO(l03): the four paths on `inputs`, each (B, H, W, c):
-        #   p1 = self.p1_1(inputs); p2 = self.p2_2(self.p2_1(inputs));
-        #   p3 likewise with p3_1, p3_2; p4 = self.p4_2(self.p4_1(inputs)).
-        #   Return ops.concatenate([p1, p2, p3, p4], axis=-1): channels are
-        #   the last axis here (PyTorch's dim=1 would be the height).
-        #   Our solution is 5 lines.
+        # TODO(l03): the module docstring's four paths on the same inputs,
+        #   joined side by side on the channels: path 1 is self.p1_1; path 2 is
+        #   self.p2_1 then self.p2_2; path 3 is self.p3_1 then self.p3_2; path 4
+        #   is the pool self.p4_1 then self.p4_2. Each keeps H and W. inputs (B,
+        #   H, W, C) -> (B, H, W, c1 + c2[1] + c3[1] + c4), the paths in the
+        #   order 1, 2, 3, 4 on the channel axis, which is the last one here
+        #   (PyTorch's axis 1 would be the height). Our solution is 5 lines.
         # BEGIN SOLUTION
         p1 = self.p1_1(inputs)  # (B, H, W, c1)
         p2 = self.p2_2(self.p2_1(inputs))  # (B, H, W, c2[1])
@@ -155,12 +156,13 @@ def googlenet(num_classes: int = 10):
     _check_positive("num_classes", num_classes)
     layers = keras.layers
 
-    # TODO(l03): build b1 ... b5 as in the docstring, each a keras.Sequential
-    #   (so each is one row of the table), and return
-    #   keras.Sequential([b1, b2, b3, b4, b5, layers.Dense(num_classes)]).
-    #   Every MaxPooling2D here is pool_size=3, strides=2, padding="same";
-    #   the convolutions have activation="relu". Our solution is about 30
-    #   lines.
+    # TODO(l03): the docstring's five stages b1 ... b5, each one layer of the
+    #   returned model (one row of the table), built from the docstring's lists,
+    #   then a dense layer of num_classes logits: (B, 96, 96, 1) -> (B, 24, 24,
+    #   64) after b1 -> (B, 12, 12, 192) -> (B, 6, 6, 480) -> (B, 3, 3, 832) ->
+    #   (B, 1024) after b5 -> (B, num_classes). Every max-pooling here is 3x3
+    #   with stride 2 and padding 'same'; every convolution has a ReLU. Our
+    #   solution is about 30 lines.
     # BEGIN SOLUTION
     def pool():
         return layers.MaxPooling2D(pool_size=3, strides=2, padding="same")
@@ -274,12 +276,13 @@ class Residual(keras.layers.Layer):
         self.bn2.build(out_shape)
 
     def call(self, inputs, training=None):
-        # TODO(l03): Y = ops.relu(self.bn1(self.conv1(inputs),
-        #   training=training)); Y = self.bn2(self.conv2(Y), training=...)
-        #   (no relu yet). The shortcut is `inputs`, or self.conv3(inputs)
-        #   when self.conv3 is not None (it has the strides, so both are
-        #   (B, H', W', num_channels)). Return ops.relu(Y + shortcut): the
-        #   add comes before the last relu. Our solution is 4 lines.
+        # TODO(l03): the module docstring's residual block: Y =
+        #   ReLU(bn1(conv1(X))), then Y = bn2(conv2(Y)), out = ReLU(Y + X'),
+        #   with X' = X, or self.conv3(X) when self.conv3 is not None. X (B, H,
+        #   W, C) -> Y (B, H', W', num_channels) -> out (B, H', W',
+        #   num_channels), H' = ceil(H / strides); X' has Y's shape. Both batch
+        #   norms get `training`; Y has no ReLU of its own before the add. Our
+        #   solution is 4 lines.
         # BEGIN SOLUTION
         Y = ops.relu(self.bn1(self.conv1(inputs), training=training))
         Y = self.bn2(self.conv2(Y), training=training)
@@ -309,10 +312,12 @@ def resnet_block(num_channels: int, num_residuals: int, first_block=False):
     """
     _check_positive("num_channels", num_channels)
     _check_positive("num_residuals", num_residuals)
-    # TODO(l03): a keras.Sequential of num_residuals Residual blocks: block
-    #   0 is Residual(num_channels, use_1x1conv=True, strides=2) unless
-    #   first_block; every other block is Residual(num_channels).
-    #   Our solution is about 7 lines.
+    # TODO(l03): num_residuals residual blocks as one model. A stage halves the
+    #   size once, at its first block, Residual(num_channels, use_1x1conv=True,
+    #   strides=2): (B, H, W, C) -> (B, H / 2, W / 2, num_channels). With
+    #   first_block (the stage right after the stem's pooling) nothing halves:
+    #   (B, H, W, num_channels) -> (B, H, W, num_channels). Every other block is
+    #   Residual(num_channels). Our solution is about 7 lines.
     # BEGIN SOLUTION
     blocks = keras.Sequential()
     for i in range(num_residuals):
@@ -355,13 +360,14 @@ def resnet18(num_classes: int = 10, widths: tuple = (64, 128, 256, 512)):
     for width in widths:
         _check_positive("widths", width)
     layers = keras.layers
-    # TODO(l03): b1 = keras.Sequential([layers.Conv2D(widths[0], 7,
-    #   strides=2, padding="same"), layers.BatchNormalization(),
-    #   layers.ReLU(), layers.MaxPooling2D(3, strides=2, padding="same")]);
-    #   return keras.Sequential of b1, resnet_block(widths[0], 2,
-    #   first_block=True), resnet_block(widths[i], 2) for i = 1, 2, 3,
-    #   layers.GlobalAveragePooling2D() and layers.Dense(num_classes).
-    #   Our solution is about 15 lines.
+    # TODO(l03): the docstring's table, as one model: (B, 224, 224, 1) -> b1 ->
+    #   (B, 56, 56, widths[0]) -> four stages of 2 residual blocks on widths[0]
+    #   (first_block: it keeps 56x56), widths[1], widths[2], widths[3] (each
+    #   halves H and W) -> (B, 7, 7, widths[3]) -> one average per channel (B,
+    #   widths[3]) -> (B, num_classes) logits. b1 is a 7x7 convolution of
+    #   widths[0] filters with stride 2, padding 'same' and no activation of its
+    #   own, a batch norm, a rectifier, then a 3x3 max-pooling with stride 2,
+    #   padding 'same'. Our solution is about 15 lines.
     # BEGIN SOLUTION
     b1 = keras.Sequential(
         [

@@ -88,15 +88,15 @@ def seq_data_iter_random(
             `corpus` too short for one minibatch.
     """
     corpus, rng = _check(corpus, batch_size, num_steps, seed)
-    # TODO(l07): offset = int(rng.integers(num_steps)); num_subseqs =
-    #   (len(corpus) - offset - 1) // num_steps (the -1 leaves room for the
-    #   label of the last token); the starts are offset + num_steps * k for
-    #   k in range(num_subseqs) -- a stride of num_steps, so they never
-    #   overlap -- in the random order rng.permutation gives. For each of the
-    #   num_subseqs // batch_size minibatches take the next batch_size
-    #   starts and yield X = the (B, T) slices corpus[s : s + num_steps] and
-    #   Y = corpus[s + 1 : s + 1 + num_steps] (np.stack them).
-    #   Our solution is about 9 lines.
+    # TODO(l07): the docstring's random sampling. The offset, uniform in [0, T),
+    #   and the order come from rng alone, so the same seed gives the same
+    #   minibatches. The subsequences start at s_k = offset + k T for k = 0 ..
+    #   K-1, K = (N - offset - 1) // T (the -1 leaves room for the last Y
+    #   token), each used once, in a random order; minibatch i takes the next B
+    #   starts and gives X[b] = corpus[s : s + T] and Y[b] = corpus[s + 1 : s +
+    #   1 + T]: corpus (N,) -> X (B, T) and Y (B, T) NumPy ints per minibatch, K
+    #   // B minibatches, yielded; starts left over after the last full
+    #   minibatch are dropped. Our solution is about 9 lines.
     # BEGIN SOLUTION
     offset = int(rng.integers(num_steps))
     num_subseqs = (len(corpus) - offset - 1) // num_steps
@@ -137,13 +137,14 @@ def seq_data_iter_sequential(
             `corpus` too short for one minibatch.
     """
     corpus, rng = _check(corpus, batch_size, num_steps, seed)
-    # TODO(l07): offset = int(rng.integers(num_steps)); num_tokens =
-    #   ((len(corpus) - offset - 1) // batch_size) * batch_size; Xs = the
-    #   num_tokens tokens from the offset, Ys = the same one token later;
-    #   reshape both to (batch_size, -1) so each row is one contiguous
-    #   stretch of the corpus. Then for each of the Xs.shape[1] // num_steps
-    #   minibatches yield the next num_steps columns of Xs and of Ys, each
-    #   (B, T). Our solution is about 8 lines.
+    # TODO(l07): the docstring's sequential partitioning. The offset, uniform in
+    #   [0, T), comes from rng. After it the corpus is B contiguous rows of L =
+    #   (N - offset - 1) // B tokens, Xs (B, L), and Ys (B, L) holds the same
+    #   rows one token later; minibatch i is columns [i T, (i + 1) T) of both,
+    #   for i < L // T: corpus (N,) -> X (B, T) and Y (B, T) per minibatch, L //
+    #   T minibatches, yielded, where X[b, 0] of minibatch i + 1 comes right
+    #   after X[b, -1] of minibatch i in the corpus. Our solution is about 8
+    #   lines.
     # BEGIN SOLUTION
     offset = int(rng.integers(num_steps))
     num_tokens = ((len(corpus) - offset - 1) // batch_size) * batch_size
@@ -170,9 +171,11 @@ def perplexity(losses):
     losses = ops.convert_to_tensor(losses)
     if "float" not in keras.backend.standardize_dtype(losses.dtype):
         losses = ops.cast(losses, "float32")
-    # TODO(l07): exp of the MEAN (not the sum) of all the losses: the mean
-    #   keeps perplexity independent of how many tokens were scored.
-    #   ops.mean then ops.exp. Our solution is about 1 line.
+    # TODO(l07): PPL = e^(average loss): e to the power of the average of all n
+    #   per-token losses (their average, not their total, so PPL does not depend
+    #   on how many tokens were scored): losses (...) -> () a scalar tensor; 1
+    #   for a perfect model, V for a uniform guess over V tokens. Our solution
+    #   is about 1 line.
     # BEGIN SOLUTION
     return ops.exp(ops.mean(losses))
     # END SOLUTION
