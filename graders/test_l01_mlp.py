@@ -9,15 +9,20 @@ Conventions: the MLP returns logits (no softmax); `softmax_cross_entropy`
 returns one loss per example, (B,).
 """
 
+from functools import partial
+
 import numpy as np
 import pytest
 
+from graders.lib.contract import expect_layer_contract
+from graders.lib.contract import expect_value_errors
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
-from graders.lib.judge import expect_shape
+from graders.lib.judge import mistake_outputs
 from graders.lib.probes import gradient_check
 from graders.lib.probes import layer_contract
+from graders.lib.probes import value_errors
 from graders.lib.tolerances import ELEMENTWISE
 from graders.lib.tolerances import EXACT
 from graders.lib.tolerances import GRAD
@@ -113,8 +118,7 @@ def ref_cross_entropy_grad(logits, labels):
     return e / e.sum(-1, keepdims=True) - np.eye(z.shape[-1])[labels]
 
 
-def _diagnoses(reference, *args, mistakes=MISTAKES):
-    return {m: (lambda m=m: reference(*args, mistake=m)) for m in mistakes}
+_diagnoses = partial(mistake_outputs, mistakes=MISTAKES)
 
 
 # ------------------------------------------------------------------ probes
@@ -194,23 +198,19 @@ def run_contract(m, x):
         ),
         "mlp": layer_contract(lambda: m.MLP(HD, Q), [x], symbolic=[IMAGE]),
     }
-    errors = {}
-    for name, make in {
-        "units": lambda: m.Linear(0),
-        "num_hiddens": lambda: m.MLP(0, Q),
-        "num_outputs": lambda: m.MLP(HD, -1),
-        "logits": lambda: m.softmax_cross_entropy(
-            np.zeros((B, Q, 1)), np.zeros((B,), "int32")
-        ),
-        "labels": lambda: m.softmax_cross_entropy(
-            np.zeros((B, Q)), np.zeros((B, 1), "int32")
-        ),
-    }.items():
-        try:
-            make()
-            errors[name] = ""
-        except ValueError as exc:
-            errors[name] = str(exc)
+    errors = value_errors(
+        {
+            "units": lambda: m.Linear(0),
+            "num_hiddens": lambda: m.MLP(0, Q),
+            "num_outputs": lambda: m.MLP(HD, -1),
+            "logits": lambda: m.softmax_cross_entropy(
+                np.zeros((B, Q, 1)), np.zeros((B,), "int32")
+            ),
+            "labels": lambda: m.softmax_cross_entropy(
+                np.zeros((B, Q)), np.zeros((B, 1), "int32")
+            ),
+        }
+    )
     facts["errors"] = errors
     return facts
 
@@ -410,34 +410,16 @@ def test_mlp_gradient_matches_centred_differences(rng, wrt):
 @pytest.mark.parametrize("kind", ["linear", "mlp"])
 def test_keras_layer_contract(rng, kind):
     facts = run_contract(_images(rng))
-    f = facts[kind]
-    name = "Linear(5)" if kind == "linear" else f"MLP({HD}, {Q})"
-    expected = (B, 5) if kind == "linear" else (B, Q)
-    expect_shape(f["output_shape"], expected, f"{name} output")
-    expect_shape(
-        f["symbolic_shape"],
-        (None, expected[1]),
-        f"{name} on keras.Input (None batch)",
+    linear = kind == "linear"
+    expected = (B, 5) if linear else (B, Q)
+    expect_layer_contract(
+        facts[kind],
+        "Linear(5)" if linear else f"MLP({HD}, {Q})",
+        output_shape=expected,
+        symbolic_shape=(None, expected[1]),
+        trainable=2 if linear else 4,
     )
-    weights = 2 if kind == "linear" else 4
-    expect(
-        f["trainable"] == weights,
-        f"{name} should have {weights} trainable weights, has "
-        f"{f['trainable']}.",
-    )
-    expect(
-        f["config_roundtrip_diff"] == 0.0,
-        f"{name}: from_config(get_config()) gives a different output.",
-    )
-    expect(
-        f["grads_finite"] and f["step_changes_weights"],
-        f"{name}: some weight gets no or a non-finite gradient.",
-    )
-    for arg, message in facts["errors"].items():
-        expect(
-            arg in message,
-            f"bad `{arg}` should raise ValueError naming it, got {message!r}.",
-        )
+    expect_value_errors(facts["errors"])
 
 
 @pytest.mark.points(2)

@@ -37,6 +37,8 @@ from graders.lib.cnn_references import relu
 from graders.lib.cnn_references import simulate
 from graders.lib.cnn_references import table_rows
 from graders.lib.cnn_references import toy_images
+from graders.lib.contract import expect_layer_contract
+from graders.lib.contract import expect_value_errors
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
@@ -46,6 +48,7 @@ from graders.lib.judge import expect_shape
 from graders.lib.judge import memo
 from graders.lib.probes import gradient_check
 from graders.lib.probes import layer_contract
+from graders.lib.probes import value_errors
 from graders.lib.tolerances import GRAD
 from m2t.grading.probe import Lesson
 
@@ -360,13 +363,7 @@ def run_contract(m, kind, x):
             "num_channels": lambda: m.Residual(0),
             "strides": lambda: m.Residual(3, strides=0),
         }
-    errors = {}
-    for name, make in bad.items():
-        try:
-            make()
-            errors[name] = ""
-        except ValueError as exc:
-            errors[name] = str(exc)
+    errors = value_errors(bad)
     facts["errors"] = errors
     return facts
 
@@ -523,31 +520,14 @@ def test_keras_layer_contract(rng, kind):
             10,
         ),
     }[kind]
-    expect_shape(facts["output_shape"], out_shape, f"{name} output")
-    expect_shape(
-        facts["symbolic_shape"],
-        (None, *out_shape[1:]),
-        f"{name} on keras.Input (None batch)",
+    expect_layer_contract(
+        facts,
+        name,
+        output_shape=out_shape,
+        symbolic_shape=(None, *out_shape[1:]),
+        trainable=trainable,
     )
-    expect(
-        facts["trainable"] == trainable,
-        f"{name} should have {trainable} trainable weights, has "
-        f"{facts['trainable']}.",
-    )
-    expect(
-        facts["config_roundtrip_diff"] == 0.0,
-        f"{name}: from_config(get_config()) gives a different output.",
-    )
-    expect(
-        facts["grads_finite"] and facts["step_changes_weights"],
-        f"{name}: some weight gets no or a non-finite gradient (is every "
-        "sublayer used?).",
-    )
-    for arg, message in facts["errors"].items():
-        expect(
-            arg in message,
-            f"bad `{arg}` should raise ValueError naming it, got {message!r}.",
-        )
+    expect_value_errors(facts["errors"])
 
 
 @pytest.mark.points(2)

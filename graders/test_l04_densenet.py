@@ -35,6 +35,8 @@ from graders.lib.cnn_references import relu
 from graders.lib.cnn_references import simulate
 from graders.lib.cnn_references import table_rows
 from graders.lib.cnn_references import toy_images
+from graders.lib.contract import expect_layer_contract
+from graders.lib.contract import expect_value_errors
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
@@ -44,6 +46,7 @@ from graders.lib.judge import expect_shape
 from graders.lib.judge import memo
 from graders.lib.probes import gradient_check
 from graders.lib.probes import layer_contract
+from graders.lib.probes import value_errors
 from graders.lib.tolerances import GRAD
 from m2t.grading.probe import Lesson
 
@@ -245,13 +248,7 @@ def run_contract(m, kind, x):
     facts = layer_contract(
         make, [x], symbolic=[x.shape[1:]], call_kwargs={"training": False}
     )
-    errors = {}
-    for name, maker in bad.items():
-        try:
-            maker()
-            errors[name] = ""
-        except ValueError as exc:
-            errors[name] = str(exc)
+    errors = value_errors(bad)
     facts["errors"] = errors
     return facts
 
@@ -382,31 +379,14 @@ CONTRACT = {
 def test_keras_layer_contract(rng, kind):
     facts = run_contract(kind, rng.standard_normal(X_SHAPE).astype("float32"))
     name, out_shape, trainable = CONTRACT[kind]
-    expect_shape(facts["output_shape"], out_shape, f"{name} output")
-    expect_shape(
-        facts["symbolic_shape"],
-        (None, *out_shape[1:]),
-        f"{name} on keras.Input (None batch)",
+    expect_layer_contract(
+        facts,
+        name,
+        output_shape=out_shape,
+        symbolic_shape=(None, *out_shape[1:]),
+        trainable=trainable,
     )
-    expect(
-        facts["trainable"] == trainable,
-        f"{name} should have {trainable} trainable weights, has "
-        f"{facts['trainable']}.",
-    )
-    expect(
-        facts["config_roundtrip_diff"] == 0.0,
-        f"{name}: from_config(get_config()) gives a different output.",
-    )
-    expect(
-        facts["grads_finite"] and facts["step_changes_weights"],
-        f"{name}: some weight gets no or a non-finite gradient (is every "
-        "sublayer used?).",
-    )
-    for arg, message in facts["errors"].items():
-        expect(
-            arg in message,
-            f"bad `{arg}` should raise ValueError naming it, got {message!r}.",
-        )
+    expect_value_errors(facts["errors"])
 
 
 @pytest.mark.points(2)

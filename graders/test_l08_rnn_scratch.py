@@ -10,12 +10,15 @@ b_q (V,); clipping by the global norm of all gradients together.
 import numpy as np
 import pytest
 
+from graders.lib.contract import expect_layer_contract
+from graders.lib.contract import expect_value_errors
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
-from graders.lib.judge import expect_shape
+from graders.lib.judge import mistake_outputs
 from graders.lib.probes import gradient_check
 from graders.lib.probes import layer_contract
+from graders.lib.probes import value_errors
 from graders.lib.tolerances import EXACT
 from graders.lib.tolerances import GRAD
 from m2t.grading.probe import Lesson
@@ -149,14 +152,6 @@ class _GraderRNN:
         )
 
 
-def _diagnoses(reference, *args, mistakes, part=None):
-    def output(mistake):
-        out = reference(*args, mistake=mistake)
-        return out if part is None else out[part]
-
-    return {m: (lambda m=m: output(m)) for m in mistakes}
-
-
 # ------------------------------------------------------------------ probes
 @lesson.probe
 def run_one_hot(m, X, vocab_size):
@@ -218,17 +213,13 @@ def run_contract(m, X):
     facts["weight_shapes"] = [
         tuple(int(d) for d in w.shape) for w in layer.weights
     ]
-    errors = {}
-    for name, make in {
-        "vocab_size": lambda: m.RNNScratch(0, U),
-        "num_hiddens": lambda: m.RNNScratch(V, -2),
-        "theta": lambda: m.grad_clipping([np.ones(3)], 0.0),
-    }.items():
-        try:
-            make()
-            errors[name] = ""
-        except ValueError as exc:
-            errors[name] = str(exc)
+    errors = value_errors(
+        {
+            "vocab_size": lambda: m.RNNScratch(0, U),
+            "num_hiddens": lambda: m.RNNScratch(V, -2),
+            "theta": lambda: m.grad_clipping([np.ones(3)], 0.0),
+        }
+    )
     facts["errors"] = errors
     return facts
 
@@ -334,7 +325,7 @@ def test_rnn_matches_reference(rng, state):
         out,
         ref_out,
         "RNNScratch logits",
-        diagnoses=_diagnoses(
+        diagnoses=mistake_outputs(
             ref_rnn, X, h0, weights, mistakes=RNN_MISTAKES, part=0
         ),
         hint="logits (B, T, V): one H W_hq + b_q per step, stacked on axis 1.",
@@ -343,7 +334,7 @@ def test_rnn_matches_reference(rng, state):
         new_state,
         ref_state,
         "RNNScratch final state",
-        diagnoses=_diagnoses(
+        diagnoses=mistake_outputs(
             ref_rnn, X, h0, weights, mistakes=RNN_MISTAKES, part=1
         ),
     )
@@ -361,7 +352,7 @@ def test_rnn_matches_keras_simple_rnn_after_weight_transfer(rng):
         ours,
         keras_out,
         "RNNScratch logits vs keras.layers.SimpleRNN + Dense",
-        diagnoses=_diagnoses(
+        diagnoses=mistake_outputs(
             ref_rnn, X, h0, weights, mistakes=RNN_MISTAKES, part=0
         ),
     )
@@ -369,7 +360,7 @@ def test_rnn_matches_keras_simple_rnn_after_weight_transfer(rng):
         state,
         keras_state,
         "RNNScratch final state vs SimpleRNN's",
-        diagnoses=_diagnoses(
+        diagnoses=mistake_outputs(
             ref_rnn, X, h0, weights, mistakes=RNN_MISTAKES, part=1
         ),
     )
@@ -391,7 +382,7 @@ def test_state_carries_across_calls(rng):
         facts["pieces"],
         facts["full"],
         "RNNScratch logits: one call vs two calls carrying the state",
-        diagnoses=_diagnoses(
+        diagnoses=mistake_outputs(
             ref_rnn, X, np.zeros((B, U)), weights, mistakes=RNN_MISTAKES, part=0
         ),
     )
@@ -404,36 +395,20 @@ def test_state_carries_across_calls(rng):
 
 def test_keras_layer_contract(rng):
     facts = run_contract(_tokens(rng))
-    expect_shape(facts["output_shape"], (B, T, V), "RNNScratch logits")
-    expect_shape(
-        facts["symbolic_shape"],
-        (None, T, V),
-        "RNNScratch on keras.Input((T,)) (None batch)",
-    )
     expect(
         facts["weight_shapes"] == [(V, U), (U, U), (U,), (U, V), (V,)],
         "RNNScratch weights: expected W_xh (V, U), W_hh (U, U), b_h (U,), "
         f"W_hq (U, V), b_q (V,), got {facts['weight_shapes']}.",
     )
-    expect(
-        facts["trainable"] == 5,
-        "RNNScratch should have 5 trainable weights, has "
-        f"{facts['trainable']}.",
+    expect_layer_contract(
+        facts,
+        "RNNScratch",
+        output_shape=(B, T, V),
+        symbolic_shape=(None, T, V),
+        on="keras.Input((T,)) (None batch)",
+        trainable=5,
     )
-    expect(
-        facts["config_roundtrip_diff"] == 0.0,
-        "RNNScratch: from_config(get_config()) gives a different output.",
-    )
-    expect(
-        facts["grads_finite"] and facts["step_changes_weights"],
-        "RNNScratch: some weight gets no or a non-finite gradient.",
-    )
-    for arg, message in facts["errors"].items():
-        expect(
-            arg in message,
-            f"a bad `{arg}` should raise ValueError naming it, got "
-            f"{message!r}.",
-        )
+    expect_value_errors(facts["errors"])
 
 
 @pytest.mark.points(2)
@@ -561,7 +536,7 @@ def test_predict_matches_reference(rng, prefix, num_preds):
         f"predict({prefix!r}, {num_preds}) as token indices: expected "
         f"{text!r}, got {got!r}",
         tol=EXACT,
-        diagnoses=_diagnoses(
+        diagnoses=mistake_outputs(
             ref_predict,
             prefix,
             num_preds,

@@ -10,12 +10,16 @@ with the grader's own float64 NumPy RNN:
 import numpy as np
 import pytest
 
+from graders.lib.contract import expect_layer_contract
+from graders.lib.contract import expect_value_errors
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
 from graders.lib.judge import expect_shape
+from graders.lib.judge import mistake_outputs
 from graders.lib.probes import gradient_check
 from graders.lib.probes import layer_contract
+from graders.lib.probes import value_errors
 from graders.lib.tolerances import GRAD
 from m2t.grading.probe import Lesson
 
@@ -69,10 +73,9 @@ def ref_model(X, h0, weights, embedding=None, mistake=None):
 
 
 def _diagnoses(X, h0, weights, embedding=None, part=0):
-    return {
-        m: (lambda m=m: ref_model(X, h0, weights, embedding, m)[part])
-        for m in MISTAKES
-    }
+    return mistake_outputs(
+        ref_model, X, h0, weights, embedding, mistakes=MISTAKES, part=part
+    )
 
 
 # ------------------------------------------------------------------ probes
@@ -115,17 +118,13 @@ def run_contract(m, X, embedding_dim):
         [X],
         symbolic=[(None,)],
     )
-    errors = {}
-    for name, make in {
-        "vocab_size": lambda: m.RNNModel(0, U),
-        "num_hiddens": lambda: m.RNNModel(V, 0),
-        "embedding_dim": lambda: m.RNNModel(V, U, embedding_dim=-1),
-    }.items():
-        try:
-            make()
-            errors[name] = ""
-        except ValueError as exc:
-            errors[name] = str(exc)
+    errors = value_errors(
+        {
+            "vocab_size": lambda: m.RNNModel(0, U),
+            "num_hiddens": lambda: m.RNNModel(V, 0),
+            "embedding_dim": lambda: m.RNNModel(V, U, embedding_dim=-1),
+        }
+    )
     facts["errors"] = errors
     return facts
 
@@ -300,34 +299,17 @@ def test_state_carries_across_calls(rng):
 )
 def test_keras_layer_contract(rng, embedding_dim):
     facts = run_contract(_tokens(rng), embedding_dim)
-    expect_shape(facts["output_shape"], (B, T, V), "RNNModel logits")
-    expect_shape(
-        facts["symbolic_shape"],
-        (None, None, V),
-        "RNNModel on keras.Input((None,)) (None batch and length)",
+    expect_layer_contract(
+        facts,
+        "RNNModel",
+        output_shape=(B, T, V),
+        symbolic_shape=(None, None, V),
+        on="keras.Input((None,)) (None batch and length)",
+        trainable=5 if embedding_dim is None else 6,
+        detail=" (SimpleRNN 3, Dense 2"
+        + (", Embedding 1)" if embedding_dim else ")"),
     )
-    expected = 5 if embedding_dim is None else 6
-    expect(
-        facts["trainable"] == expected,
-        f"RNNModel should have {expected} trainable weights (SimpleRNN 3, "
-        f"Dense 2{', Embedding 1' if embedding_dim else ''}), has "
-        f"{facts['trainable']}.",
-    )
-    expect(
-        facts["config_roundtrip_diff"] == 0.0,
-        "RNNModel: from_config(get_config()) gives a different output.",
-    )
-    expect(
-        facts["grads_finite"] and facts["step_changes_weights"],
-        "RNNModel: some weight gets no or a non-finite gradient (is every "
-        "sublayer used?).",
-    )
-    for arg, message in facts["errors"].items():
-        expect(
-            arg in message,
-            f"a bad `{arg}` should raise ValueError naming it, got "
-            f"{message!r}.",
-        )
+    expect_value_errors(facts["errors"])
 
 
 @pytest.mark.points(2)

@@ -8,15 +8,22 @@ The cell is checked against a float64 NumPy reference and against
 `keras.layers.GRU(reset_after=False)` with the same weights.
 """
 
+from functools import partial
+
 import numpy as np
 import pytest
 
+from graders.lib.contract import expect_bad_values_named
+from graders.lib.contract import expect_layer_contract
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
 from graders.lib.judge import expect_shape
+from graders.lib.judge import mistake_outputs
 from graders.lib.probes import gradient_check
 from graders.lib.probes import layer_contract
+from graders.lib.probes import value_errors
+from graders.lib.references import sigmoid
 from graders.lib.tolerances import GRAD
 from m2t.grading.probe import Lesson
 
@@ -44,8 +51,6 @@ MISTAKES = (UPDATE_INVERTED, RESET_AFTER, GATES_SWAPPED)
 
 
 # --------------------------------------------------- float64 references
-def _sigmoid(x):
-    return 1.0 / (1.0 + np.exp(-x))
 
 
 def ref_gru_step(x, h, kernel, recurrent, bias, mistake=None):
@@ -56,8 +61,8 @@ def ref_gru_step(x, h, kernel, recurrent, bias, mistake=None):
     b_z, b_r, b_h = np.split(np.asarray(bias, np.float64), 3, axis=-1)
     if mistake is GATES_SWAPPED:
         w_z, w_r, u_z, u_r, b_z, b_r = w_r, w_z, u_r, u_z, b_r, b_z
-    z = _sigmoid(x @ w_z + h @ u_z + b_z)
-    r = _sigmoid(x @ w_r + h @ u_r + b_r)
+    z = sigmoid(x @ w_z + h @ u_z + b_z)
+    r = sigmoid(x @ w_r + h @ u_r + b_r)
     if mistake is RESET_AFTER:
         h_cand = np.tanh(x @ w_h + r * (h @ u_h) + b_h)
     else:
@@ -77,14 +82,7 @@ def ref_gru(x, h0, weights, mistake=None):
     return np.stack(outputs, axis=1), h
 
 
-def _diagnoses(reference, *args, part=None):
-    """Mistake -> a function computing that mistake's output on `args`."""
-
-    def output(mistake):
-        out = reference(*args, mistake=mistake)
-        return out if part is None else out[part]
-
-    return {m: (lambda m=m: output(m)) for m in MISTAKES}
+_diagnoses = partial(mistake_outputs, mistakes=MISTAKES)
 
 
 def keras_gru(x, h0, weights):
@@ -137,14 +135,9 @@ def run_contract(m, x, h):
     facts = layer_contract(lambda: m.GRUCell(U), [x, h], symbolic=[(D,), (U,)])
     rnn = keras.layers.RNN(m.GRUCell(U))
     facts["rnn_symbolic_shape"] = tuple(rnn(keras.Input((None, D))).shape)
-    errors = {}
-    for value in (0, -3, 2.5):
-        try:
-            m.GRUCell(value)
-            errors[str(value)] = ""
-        except ValueError as exc:
-            errors[str(value)] = str(exc)
-    facts["errors"] = errors
+    facts["errors"] = value_errors(
+        {str(v): (lambda v=v: m.GRUCell(v)) for v in (0, -3, 2.5)}
+    )
     return facts
 
 
@@ -284,32 +277,20 @@ def test_keras_layer_contract(rng):
     x = rng.standard_normal((B, D)).astype("float32")
     h = rng.standard_normal((B, U)).astype("float32")
     facts = run_contract(x, h)
-    expect_shape(facts["output_shape"], (B, U), "GRUCell output")
-    expect_shape(facts["symbolic_shape"], (None, U), "GRUCell on keras.Input")
+    expect_layer_contract(
+        facts,
+        "GRUCell",
+        output_shape=(B, U),
+        symbolic_shape=(None, U),
+        trainable=3,
+        detail=" (kernel, recurrent_kernel, bias)",
+    )
     expect_shape(
         facts["rnn_symbolic_shape"],
         (None, U),
         "keras.layers.RNN(GRUCell) on keras.Input((None, D))",
     )
-    expect(
-        facts["trainable"] == 3,
-        "GRUCell should have 3 trainable weights (kernel, recurrent_kernel, "
-        f"bias), has {facts['trainable']}.",
-    )
-    expect(
-        facts["config_roundtrip_diff"] == 0.0,
-        "GRUCell: from_config(get_config()) gives a different output.",
-    )
-    expect(
-        facts["grads_finite"] and facts["step_changes_weights"],
-        "GRUCell: some weight gets no or a non-finite gradient.",
-    )
-    for value, message in facts["errors"].items():
-        expect(
-            "units" in message and value in message,
-            f"GRUCell({value}) should raise ValueError naming `units` and "
-            f"the value, got {message!r}.",
-        )
+    expect_bad_values_named(facts["errors"], "GRUCell", "units")
 
 
 @pytest.mark.points(2)

@@ -8,15 +8,22 @@ The cell is checked against a float64 NumPy reference and against
 `keras.layers.LSTM` with the same weights.
 """
 
+from functools import partial
+
 import numpy as np
 import pytest
 
+from graders.lib.contract import expect_bad_values_named
+from graders.lib.contract import expect_layer_contract
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
 from graders.lib.judge import expect_shape
+from graders.lib.judge import mistake_outputs
 from graders.lib.probes import gradient_check
 from graders.lib.probes import layer_contract
+from graders.lib.probes import value_errors
+from graders.lib.references import sigmoid
 from graders.lib.tolerances import GRAD
 from m2t.grading.probe import Lesson
 
@@ -48,8 +55,6 @@ MISTAKES = (FORGET_MISSING, MEMORY_DROPPED, OUTPUT_NO_TANH, IF_SWAPPED)
 
 
 # --------------------------------------------------- float64 references
-def _sigmoid(x):
-    return 1.0 / (1.0 + np.exp(-x))
 
 
 def ref_lstm_step(x, h, c, kernel, recurrent, bias, mistake=None):
@@ -59,7 +64,7 @@ def ref_lstm_step(x, h, c, kernel, recurrent, bias, mistake=None):
     pre_i, pre_f, pre_c, pre_o = np.split(pre, 4, axis=-1)
     if mistake is IF_SWAPPED:
         pre_i, pre_f = pre_f, pre_i
-    i, f, o = _sigmoid(pre_i), _sigmoid(pre_f), _sigmoid(pre_o)
+    i, f, o = sigmoid(pre_i), sigmoid(pre_f), sigmoid(pre_o)
     c_cand = np.tanh(pre_c)
     if mistake is FORGET_MISSING:
         c_new = c + i * c_cand
@@ -81,14 +86,7 @@ def ref_lstm(x, h0, c0, weights, mistake=None):
     return np.stack(outputs, axis=1), h, c
 
 
-def _diagnoses(reference, *args, part=None):
-    """Mistake -> a function computing that mistake's output on `args`."""
-
-    def output(mistake):
-        out = reference(*args, mistake=mistake)
-        return out if part is None else out[part]
-
-    return {m: (lambda m=m: output(m)) for m in MISTAKES}
+_diagnoses = partial(mistake_outputs, mistakes=MISTAKES)
 
 
 def keras_lstm(x, h0, c0, weights):
@@ -146,14 +144,9 @@ def run_contract(m, x, h, c):
     facts = layer_contract(lambda: m.LSTMCell(U), [x, [h, c]], symbolic=None)
     rnn = keras.layers.RNN(m.LSTMCell(U))
     facts["rnn_symbolic_shape"] = tuple(rnn(keras.Input((None, D))).shape)
-    errors = {}
-    for value in (0, -3, 2.5):
-        try:
-            m.LSTMCell(value)
-            errors[str(value)] = ""
-        except ValueError as exc:
-            errors[str(value)] = str(exc)
-    facts["errors"] = errors
+    facts["errors"] = value_errors(
+        {str(v): (lambda v=v: m.LSTMCell(v)) for v in (0, -3, 2.5)}
+    )
     return facts
 
 
@@ -323,31 +316,19 @@ def test_keras_layer_contract(rng):
     x = rng.standard_normal((B, D)).astype("float32")
     h, c = _state(rng)
     facts = run_contract(x, h, c)
-    expect_shape(facts["output_shape"], (B, U), "LSTMCell output")
+    expect_layer_contract(
+        facts,
+        "LSTMCell",
+        output_shape=(B, U),
+        trainable=3,
+        detail=" (kernel, recurrent_kernel, bias)",
+    )
     expect_shape(
         facts["rnn_symbolic_shape"],
         (None, U),
         "keras.layers.RNN(LSTMCell) on keras.Input((None, D))",
     )
-    expect(
-        facts["trainable"] == 3,
-        "LSTMCell should have 3 trainable weights (kernel, recurrent_kernel, "
-        f"bias), has {facts['trainable']}.",
-    )
-    expect(
-        facts["config_roundtrip_diff"] == 0.0,
-        "LSTMCell: from_config(get_config()) gives a different output.",
-    )
-    expect(
-        facts["grads_finite"] and facts["step_changes_weights"],
-        "LSTMCell: some weight gets no or a non-finite gradient.",
-    )
-    for value, message in facts["errors"].items():
-        expect(
-            "units" in message and value in message,
-            f"LSTMCell({value}) should raise ValueError naming `units` and "
-            f"the value, got {message!r}.",
-        )
+    expect_bad_values_named(facts["errors"], "LSTMCell", "units")
 
 
 @pytest.mark.points(2)

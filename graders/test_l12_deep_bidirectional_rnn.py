@@ -10,15 +10,21 @@ the bidirectional output is [forward, backward] on the last axis, with the
 backward half re-aligned so position t holds the state after x_T ... x_t.
 """
 
+from functools import partial
+
 import numpy as np
 import pytest
 
+from graders.lib.contract import expect_layer_contract
+from graders.lib.contract import expect_value_errors
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
 from graders.lib.judge import expect_shape
+from graders.lib.judge import mistake_outputs
 from graders.lib.probes import gradient_check
 from graders.lib.probes import layer_contract
+from graders.lib.probes import value_errors
 from graders.lib.tolerances import EXACT
 from graders.lib.tolerances import GRAD
 from m2t.grading.probe import Lesson
@@ -93,11 +99,7 @@ def ref_bidirectional(x, weights, mistake=None):
     return np.concatenate(halves, axis=-1), [h_forward, h_backward]
 
 
-def _diagnoses(reference, *args, mistakes=MISTAKES, pick=lambda out: out):
-    """Mistake -> a function computing that mistake's output on `args`."""
-    return {
-        m: (lambda m=m: pick(reference(*args, mistake=m))) for m in mistakes
-    }
+_diagnoses = partial(mistake_outputs, mistakes=MISTAKES)
 
 
 # ------------------------------------------------------------------ probes
@@ -139,21 +141,17 @@ def run_contract(m, kind, x):
         n_weights = 3 * 2
     facts = layer_contract(make, [x], symbolic=[(None, D)])
     facts["expected_trainable"] = n_weights
-    errors = {}
-    for name, bad in {
-        "num_layers": lambda: m.StackedRNN(0, U),
-        "num_hiddens": lambda: m.BidirectionalRNN(-2),
-        "cell": lambda: m.StackedRNN(L, U, cell="transformer"),
-        "dropout": lambda: m.StackedRNN(L, U, dropout=1.0),
-        "initial_state": lambda: m.StackedRNN(L, U)(
-            x, initial_state=[np.zeros((B, U), "float32")]
-        ),
-    }.items():
-        try:
-            bad()
-            errors[name] = ""
-        except ValueError as exc:
-            errors[name] = str(exc)
+    errors = value_errors(
+        {
+            "num_layers": lambda: m.StackedRNN(0, U),
+            "num_hiddens": lambda: m.BidirectionalRNN(-2),
+            "cell": lambda: m.StackedRNN(L, U, cell="transformer"),
+            "dropout": lambda: m.StackedRNN(L, U, dropout=1.0),
+            "initial_state": lambda: m.StackedRNN(L, U)(
+                x, initial_state=[np.zeros((B, U), "float32")]
+            ),
+        }
+    )
     facts["errors"] = errors
     return facts
 
@@ -440,33 +438,16 @@ def test_bidirectional_output_at_t_sees_the_future(rng):
 @pytest.mark.parametrize("kind", ["stacked", "bidirectional"])
 def test_keras_layer_contract(rng, kind):
     facts = run_contract(kind, _x(rng))
-    what = "StackedRNN" if kind == "stacked" else "BidirectionalRNN"
     width = U if kind == "stacked" else 2 * U
-    expect_shape(facts["output_shape"], (B, T, width), f"{what} output")
-    expect_shape(
-        facts["symbolic_shape"],
-        (None, None, width),
-        f"{what} on keras.Input (None batch and length)",
+    expect_layer_contract(
+        facts,
+        "StackedRNN" if kind == "stacked" else "BidirectionalRNN",
+        output_shape=(B, T, width),
+        symbolic_shape=(None, None, width),
+        on="keras.Input (None batch and length)",
+        trainable=facts["expected_trainable"],
     )
-    expect(
-        facts["trainable"] == facts["expected_trainable"],
-        f"{what} should have {facts['expected_trainable']} trainable "
-        f"weights, has {facts['trainable']}.",
-    )
-    expect(
-        facts["config_roundtrip_diff"] == 0.0,
-        f"{what}: from_config(get_config()) gives a different output.",
-    )
-    expect(
-        facts["grads_finite"] and facts["step_changes_weights"],
-        f"{what}: some weight gets no or a non-finite gradient (is every "
-        "layer used?).",
-    )
-    for arg, message in facts["errors"].items():
-        expect(
-            arg in message,
-            f"bad `{arg}` should raise ValueError naming it, got {message!r}.",
-        )
+    expect_value_errors(facts["errors"])
 
 
 @pytest.mark.points(2)

@@ -13,17 +13,23 @@ number; beam search scores sum(log p) / L**0.75, L counting the '<eos>'.
 """
 
 import itertools
-import math
+from functools import partial
 
 import numpy as np
 import pytest
 
+from graders.lib.contract import expect_layer_contract
+from graders.lib.contract import expect_value_errors
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
 from graders.lib.judge import expect_shape
+from graders.lib.judge import mistake_outputs
 from graders.lib.probes import gradient_check
 from graders.lib.probes import layer_contract
+from graders.lib.probes import value_errors
+from graders.lib.references import bleu
+from graders.lib.references import sigmoid
 from graders.lib.tolerances import EXACT
 from graders.lib.tolerances import GRAD
 from m2t.grading.probe import Lesson
@@ -93,23 +99,11 @@ MISTAKES = (
 )
 
 
-def _diagnoses(reference, *args, mistakes=MISTAKES, pick=lambda out: out):
-    """Mistake -> a function computing its output on `args`; a mistake that
-    gives the right answer here is skipped (it cannot explain a wrong one)."""
-
-    def output(mistake):
-        right = np.asarray(pick(reference(*args)), dtype=np.float64)
-        out = np.asarray(pick(reference(*args, mistake=mistake)), np.float64)
-        if out.shape == right.shape and np.allclose(out, right):
-            raise ValueError("same as the right answer")  # the judge skips it
-        return out
-
-    return {m: (lambda m=m: output(m)) for m in mistakes}
+_diagnoses = partial(mistake_outputs, mistakes=MISTAKES, skip_right=True)
+"""A mistake that gives the right answer here is left out."""
 
 
 # ----------------------------------------- float64 references: the model
-def _sigmoid(x):
-    return 1.0 / (1.0 + np.exp(-x))
 
 
 def ref_gru(x, h, kernel, recurrent, bias):
@@ -118,7 +112,7 @@ def ref_gru(x, h, kernel, recurrent, bias):
     for t in range(x.shape[1]):
         x_z, x_r, x_h = np.split(x[:, t] @ kernel + bias[0], 3, axis=-1)
         h_z, h_r, h_h = np.split(h @ recurrent + bias[1], 3, axis=-1)
-        z, r = _sigmoid(x_z + h_z), _sigmoid(x_r + h_r)
+        z, r = sigmoid(x_z + h_z), sigmoid(x_r + h_r)
         h = z * h + (1.0 - z) * np.tanh(x_h + r * h_h)
         outputs.append(h)
     return np.stack(outputs, axis=1), h
@@ -189,24 +183,13 @@ def ref_teacher_forcing(Y, bos_id, mistake=None):
 
 
 def ref_bleu(pred, label, k=2, mistake=None):
-    pred, label = pred.split(), label.split()
-    if len(pred) < k:
-        return 0.0
-    score = 1.0
-    if mistake is not NO_BREVITY:
-        score = math.exp(min(0.0, 1.0 - len(label) / len(pred)))
-    for n in range(1, k + 1):
-        grams = [tuple(label[i : i + n]) for i in range(len(label) - n + 1)]
-        left = {g: grams.count(g) for g in grams}
-        matches = 0
-        for i in range(len(pred) - n + 1):
-            gram = tuple(pred[i : i + n])
-            if left.get(gram, 0) > 0:
-                matches += 1
-                if mistake is not NO_CLIPPING:
-                    left[gram] -= 1
-        score *= (matches / (len(pred) - n + 1)) ** (0.5**n)
-    return score
+    return bleu(
+        pred,
+        label,
+        k,
+        brevity_penalty=mistake is not NO_BREVITY,
+        clip=mistake is not NO_CLIPPING,
+    )
 
 
 # ------------------------------- scripted decoders and reference searches
@@ -412,25 +395,23 @@ def run_contract(m, kind, X, Y, states, context):
             call_kwargs={"training": False},
         )
     decoder = m.Seq2SeqDecoder(V, E, U, L)
-    errors = {}
-    for name, bad in {
-        "vocab_size": lambda: m.Seq2SeqEncoder(0, E, U, L),
-        "embed_size": lambda: m.Seq2SeqDecoder(V, -1, U, L),
-        "num_hiddens": lambda: m.Seq2SeqEncoder(V_SRC, E, 2.5, L),
-        "num_layers": lambda: m.Seq2SeqDecoder(V, E, U, 0),
-        "dropout": lambda: m.Seq2SeqEncoder(V_SRC, E, U, L, dropout=1.0),
-        "enc_outputs": lambda: decoder.init_state((None, states[:1])),
-        "valid_len": lambda: m.sequence_mask(np.ones((B, T)), np.ones((B, 1))),
-        "k": lambda: m.bleu("a b", "a b", k=0),
-        "beam_size": lambda: m.beam_search(None, (), 0, 1, 0, 3),
-        "max_len": lambda: m.greedy_decode(None, (), 0, 1, 0),
-        "alpha": lambda: m.beam_search(None, (), 0, 1, 2, 3, alpha=-1.0),
-    }.items():
-        try:
-            bad()
-            errors[name] = ""
-        except ValueError as exc:
-            errors[name] = str(exc)
+    errors = value_errors(
+        {
+            "vocab_size": lambda: m.Seq2SeqEncoder(0, E, U, L),
+            "embed_size": lambda: m.Seq2SeqDecoder(V, -1, U, L),
+            "num_hiddens": lambda: m.Seq2SeqEncoder(V_SRC, E, 2.5, L),
+            "num_layers": lambda: m.Seq2SeqDecoder(V, E, U, 0),
+            "dropout": lambda: m.Seq2SeqEncoder(V_SRC, E, U, L, dropout=1.0),
+            "enc_outputs": lambda: decoder.init_state((None, states[:1])),
+            "valid_len": lambda: m.sequence_mask(
+                np.ones((B, T)), np.ones((B, 1))
+            ),
+            "k": lambda: m.bleu("a b", "a b", k=0),
+            "beam_size": lambda: m.beam_search(None, (), 0, 1, 0, 3),
+            "max_len": lambda: m.greedy_decode(None, (), 0, 1, 0),
+            "alpha": lambda: m.beam_search(None, (), 0, 1, 2, 3, alpha=-1.0),
+        }
+    )
     facts["errors"] = errors
     return facts
 
@@ -848,35 +829,16 @@ def test_keras_layer_contract(rng, kind):
     X = rng.integers(0, V_SRC, (B, S)).astype("int32")
     Y, states, context = _decoder_inputs(rng)
     facts = run_contract(kind, X, Y, states, context)
-    what = "Seq2SeqEncoder" if kind == "encoder" else "Seq2SeqDecoder"
-    shape = (B, S, U) if kind == "encoder" else (B, T, V)
-    expect_shape(facts["output_shape"], shape, f"{what} output")
-    if kind == "encoder":
-        expect_shape(
-            facts["symbolic_shape"],
-            (None, None, U),
-            f"{what} on keras.Input (None batch and length)",
-        )
-    trainable = 1 + 3 * L + (0 if kind == "encoder" else 2)
-    expect(
-        facts["trainable"] == trainable,
-        f"{what} should have {trainable} trainable weights, has "
-        f"{facts['trainable']}.",
+    encoder = kind == "encoder"
+    expect_layer_contract(
+        facts,
+        "Seq2SeqEncoder" if encoder else "Seq2SeqDecoder",
+        output_shape=(B, S, U) if encoder else (B, T, V),
+        symbolic_shape=(None, None, U) if encoder else None,
+        on="keras.Input (None batch and length)",
+        trainable=1 + 3 * L + (0 if encoder else 2),
     )
-    expect(
-        facts["config_roundtrip_diff"] == 0.0,
-        f"{what}: from_config(get_config()) gives a different output.",
-    )
-    expect(
-        facts["grads_finite"] and facts["step_changes_weights"],
-        f"{what}: some weight gets no or a non-finite gradient (is every "
-        "layer used?).",
-    )
-    for arg, message in facts["errors"].items():
-        expect(
-            arg in message,
-            f"bad `{arg}` should raise ValueError naming it, got {message!r}.",
-        )
+    expect_value_errors(facts["errors"])
 
 
 @pytest.mark.points(2)

@@ -9,15 +9,19 @@ row i holds every training point but the i-th, in order; the width is trained
 on the sum of squared errors by plain SGD, starting at 2.
 """
 
+from functools import partial
+
 import numpy as np
 import pytest
 
+from graders.lib.contract import expect_layer_contract
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
-from graders.lib.judge import expect_shape
+from graders.lib.judge import mistake_outputs
 from graders.lib.probes import gradient_check
 from graders.lib.probes import layer_contract
+from graders.lib.references import softmax
 from graders.lib.tolerances import EXACT
 from graders.lib.tolerances import GRAD
 from m2t.grading.probe import Lesson
@@ -63,9 +67,6 @@ POOL_MISTAKES = (KERNEL_WRONG_SIGN, WIDTH_OUTSIDE_SQUARE, SOFTMAX_OVER_QUERIES)
 
 
 # --------------------------------------------------- float64 references
-def _softmax(x, axis=-1):
-    e = np.exp(x - x.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
 
 
 def ref_pool(queries, keys, values, width=1.0, mistake=None):
@@ -79,7 +80,7 @@ def ref_pool(queries, keys, values, width=1.0, mistake=None):
     if mistake is KERNEL_WRONG_SIGN:
         scores = -scores
     axis = 0 if mistake is SOFTMAX_OVER_QUERIES else -1
-    weights = _softmax(scores, axis=axis)
+    weights = softmax(scores, axis=axis)
     values = np.broadcast_to(np.asarray(values, np.float64), weights.shape)
     return (weights * values).sum(-1), weights
 
@@ -119,14 +120,7 @@ def ref_fit(x, y, epochs=5, learning_rate=0.5, width=2.0, mistake=None):
     return width, losses
 
 
-def _diagnoses(reference, *args, mistakes=MISTAKES, part=None):
-    """Mistake -> a function computing that mistake's output on `args`."""
-
-    def output(mistake):
-        out = reference(*args, mistake=mistake)
-        return out if part is None else out[part]
-
-    return {m: (lambda m=m: output(m)) for m in mistakes}
+_diagnoses = partial(mistake_outputs, mistakes=MISTAKES)
 
 
 # ------------------------------------------------------------------ probes
@@ -316,17 +310,14 @@ def test_layer_with_learned_width(rng):
         "NWKernelRegression(initial_width=1.5) predictions",
         diagnoses=_diagnoses(ref_pool, *args, mistakes=POOL_MISTAKES, part=0),
     )
-    expect_shape(facts["symbolic_shape"], (None,), "on keras.Input")
-    expect(
-        facts["trainable"] == 1,
-        f"NWKernelRegression has one weight, w; found {facts['trainable']}.",
-    )
-    expect(
-        facts["config_roundtrip_diff"] == 0.0
-        and facts["grads_finite"]
-        and facts["step_changes_weights"],
-        "NWKernelRegression: from_config(get_config()) must give the same "
-        "output and w must get a finite gradient.",
+    expect_layer_contract(
+        facts,
+        "NWKernelRegression(initial_width=1.5)",
+        output_shape=np.shape(ref_pool(*args)[0]),
+        symbolic_shape=(None,),
+        on="keras.Input",
+        trainable=1,
+        detail=" (w)",
     )
 
 

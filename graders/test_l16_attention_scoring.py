@@ -8,15 +8,22 @@ Conventions: keys at or past `valid_len` get weight exactly 0; a row with
 valid length 0 is all zeros.
 """
 
+from functools import partial
+
 import numpy as np
 import pytest
 
+from graders.lib.contract import expect_layer_contract
+from graders.lib.contract import expect_value_errors
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
 from graders.lib.judge import expect_shape
+from graders.lib.judge import mistake_outputs
 from graders.lib.probes import gradient_check
 from graders.lib.probes import layer_contract
+from graders.lib.probes import value_errors
+from graders.lib.references import softmax
 from graders.lib.tolerances import EXACT
 from graders.lib.tolerances import F32
 from graders.lib.tolerances import GRAD
@@ -85,16 +92,13 @@ SOFTMAX_MISTAKES = (
 
 
 # --------------------------------------------------- float64 references
-def _softmax(x, axis=-1):
-    e = np.exp(x - x.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
 
 
 def ref_masked_softmax(X, valid_lens, mistake=None):
     """(B, T, S) weights in float64, optionally with a known mistake."""
     X = np.asarray(X, dtype=np.float64)
     if valid_lens is None:
-        return _softmax(X)
+        return softmax(X)
     lens = np.asarray(valid_lens)
     lens = np.broadcast_to(
         lens[:, None] if lens.ndim == 1 else lens, X.shape[:2]
@@ -106,11 +110,11 @@ def ref_masked_softmax(X, valid_lens, mistake=None):
         else idx < lens[..., None]
     )
     if mistake is NO_RENORMALISE:
-        return _softmax(X) * keep
+        return softmax(X) * keep
     filled = np.where(keep, X, -1e9)
     if mistake is WRONG_AXIS:
-        return _softmax(filled, axis=-2) * keep
-    weights = _softmax(filled)
+        return softmax(filled, axis=-2) * keep
+    weights = softmax(filled)
     return weights if mistake is UNIFORM_EMPTY_ROWS else weights * keep
 
 
@@ -131,14 +135,7 @@ def ref_additive(q, k, v, valid_lens, w_q, w_k, w_v, mistake=None):
     return weights @ v, weights
 
 
-def _diagnoses(reference, *args, mistakes=MISTAKES, part=None):
-    """Mistake -> a function computing that mistake's output on `args`."""
-
-    def output(mistake):
-        out = reference(*args, mistake=mistake)
-        return out if part is None else out[part]
-
-    return {m: (lambda m=m: output(m)) for m in mistakes}
+_diagnoses = partial(mistake_outputs, mistakes=MISTAKES)
 
 
 # ------------------------------------------------------------------ probes
@@ -195,19 +192,15 @@ def run_contract(m, kind, q, k, v, valid_lens):
             [q, k, v, valid_lens],
             symbolic=[(None, DQ), (None, DK), (None, V), None],
         )
-    errors = {}
-    for name, make in {
-        "num_hiddens": lambda: m.AdditiveAttention(0),
-        "dropout": lambda: m.DotProductAttention(dropout=1.5),
-        "valid_lens": lambda: m.masked_softmax(
-            np.zeros((B, T, S)), np.zeros((B, T, 1))
-        ),
-    }.items():
-        try:
-            make()
-            errors[name] = ""
-        except ValueError as exc:
-            errors[name] = str(exc)
+    errors = value_errors(
+        {
+            "num_hiddens": lambda: m.AdditiveAttention(0),
+            "dropout": lambda: m.DotProductAttention(dropout=1.5),
+            "valid_lens": lambda: m.masked_softmax(
+                np.zeros((B, T, S)), np.zeros((B, T, 1))
+            ),
+        }
+    )
     facts["errors"] = errors
     return facts
 
@@ -427,31 +420,15 @@ def test_keras_layer_contract(rng, kind):
         dk=DK if kind == "additive" else D,
     )
     facts = run_contract(kind, q, k, v, VALID_LENS["1d"])
-    expect_shape(facts["output_shape"], (B, T, V), f"{kind} attention output")
-    expect_shape(
-        facts["symbolic_shape"],
-        (None, None, V),
-        f"{kind} attention on keras.Input (None batch and lengths)",
+    expect_layer_contract(
+        facts,
+        f"{kind} attention",
+        output_shape=(B, T, V),
+        symbolic_shape=(None, None, V),
+        on="keras.Input (None batch and lengths)",
+        trainable=0 if kind == "dot" else 3,
     )
-    expected_weights = 0 if kind == "dot" else 3
-    expect(
-        facts["trainable"] == expected_weights,
-        f"{kind} attention should have {expected_weights} trainable weights, "
-        f"has {facts['trainable']}.",
-    )
-    expect(
-        facts["config_roundtrip_diff"] == 0.0,
-        f"{kind}: from_config(get_config()) gives a different output.",
-    )
-    expect(
-        facts["grads_finite"],
-        f"{kind}: some weight gets no or a non-finite gradient.",
-    )
-    for arg, message in facts["errors"].items():
-        expect(
-            arg in message,
-            f"bad `{arg}` should raise ValueError naming it, got {message!r}.",
-        )
+    expect_value_errors(facts["errors"])
 
 
 @pytest.mark.points(2)

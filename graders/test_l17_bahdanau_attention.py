@@ -9,14 +9,21 @@ with reset_after=False (blocks [z | r | h]); the state is batch-first
 (B, L, Hd); source positions >= valid_len get weight exactly 0.
 """
 
+from functools import partial
+
 import numpy as np
 import pytest
 
+from graders.lib.contract import expect_layer_contract
+from graders.lib.contract import expect_value_errors
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
-from graders.lib.judge import expect_shape
+from graders.lib.judge import mistake_outputs
 from graders.lib.probes import layer_contract
+from graders.lib.probes import value_errors
+from graders.lib.references import sigmoid
+from graders.lib.references import softmax
 from m2t.grading.probe import Lesson
 
 lesson = Lesson("l17_bahdanau_attention")
@@ -54,21 +61,14 @@ MISTAKES = (
 
 
 # --------------------------------------------------- float64 references
-def _sigmoid(x):
-    return 1.0 / (1.0 + np.exp(-x))
-
-
-def _softmax(x):
-    e = np.exp(x - x.max(-1, keepdims=True))
-    return e / e.sum(-1, keepdims=True)
 
 
 def ref_gru(x, h, kernel, recurrent, bias):
     """One GRU step, Keras layout, reset gate before the recurrent matmul."""
     u = h.shape[-1]
     xz, xr, xh = np.split(x @ kernel + bias, 3, axis=-1)
-    z = _sigmoid(xz + h @ recurrent[:, :u])
-    r = _sigmoid(xr + h @ recurrent[:, u : 2 * u])
+    z = sigmoid(xz + h @ recurrent[:, :u])
+    r = sigmoid(xr + h @ recurrent[:, u : 2 * u])
     candidate = np.tanh(xh + (r * h) @ recurrent[:, 2 * u :])
     return z * h + (1 - z) * candidate
 
@@ -78,10 +78,10 @@ def ref_attend(query, enc, valid_lens, p, mistake=None):
     features = np.tanh((query @ p["W_q"])[:, None, :] + enc @ p["W_k"])
     scores = (features @ p["w_v"])[..., 0]  # (B, S)
     if valid_lens is None or mistake is NO_SOURCE_MASK:
-        weights = _softmax(scores)
+        weights = softmax(scores)
     else:
         keep = np.arange(scores.shape[-1]) < np.asarray(valid_lens)[:, None]
-        weights = _softmax(np.where(keep, scores, -1e9)) * keep
+        weights = softmax(np.where(keep, scores, -1e9)) * keep
     return np.einsum("bs,bsh->bh", weights, enc), weights
 
 
@@ -110,14 +110,7 @@ def ref_decoder(tokens, enc, hidden, valid_lens, p, mistake=None):
     return logits, np.stack(states, axis=1), np.stack(all_weights, axis=1)
 
 
-def _diagnoses(reference, *args, mistakes=MISTAKES, part=None):
-    """Mistake -> a function computing that mistake's output on `args`."""
-
-    def output(mistake):
-        out = reference(*args, mistake=mistake)
-        return out if part is None else out[part]
-
-    return {m: (lambda m=m: output(m)) for m in mistakes}
+_diagnoses = partial(mistake_outputs, mistakes=MISTAKES)
 
 
 # ------------------------------------------------------------------ probes
@@ -201,17 +194,13 @@ def run_contract(m, tokens, enc, hidden, valid_lens):
         [tokens, enc, hidden, valid_lens],
         symbolic=[(None,), (None, HD), (L, HD), None],
     )
-    errors = {}
-    for name, make in {
-        "num_hiddens": lambda: m.Seq2SeqAttentionDecoder(V, E, 0),
-        "num_layers": lambda: m.Seq2SeqAttentionDecoder(V, E, HD, 1.5),
-        "dropout": lambda: m.Seq2SeqAttentionDecoder(V, E, HD, dropout=1.0),
-    }.items():
-        try:
-            make()
-            errors[name] = ""
-        except ValueError as exc:
-            errors[name] = str(exc)
+    errors = value_errors(
+        {
+            "num_hiddens": lambda: m.Seq2SeqAttentionDecoder(V, E, 0),
+            "num_layers": lambda: m.Seq2SeqAttentionDecoder(V, E, HD, 1.5),
+            "dropout": lambda: m.Seq2SeqAttentionDecoder(V, E, HD, dropout=1.0),
+        }
+    )
     facts["errors"] = errors
     return facts
 
@@ -342,28 +331,14 @@ def test_dropout_only_in_training(rng):
 def test_keras_layer_contract(rng):
     tokens, enc, hidden = _inputs(rng)
     facts = run_contract(tokens, enc, hidden, VALID)
-    expect_shape(facts["output_shape"], (B, T, V), "decoder logits")
-    expect_shape(
-        facts["symbolic_shape"],
-        (None, None, V),
-        "decoder logits on keras.Input (None batch and lengths)",
+    expect_layer_contract(
+        facts,
+        "Seq2SeqAttentionDecoder",
+        output_shape=(B, T, V),
+        symbolic_shape=(None, None, V),
+        on="keras.Input (None batch and lengths)",
+        trainable=1 + 3 + 3 * L + 2,
+        detail=" (embedding, W_q, W_k, w_v, 3 per GRU layer, dense kernel "
+        "and bias)",
     )
-    expect(
-        facts["trainable"] == 1 + 3 + 3 * L + 2,
-        f"the decoder should have {1 + 3 + 3 * L + 2} trainable weights "
-        f"(embedding, W_q, W_k, w_v, 3 per GRU layer, dense kernel and "
-        f"bias), has {facts['trainable']}.",
-    )
-    expect(
-        facts["config_roundtrip_diff"] == 0.0,
-        "from_config(get_config()) gives a different output.",
-    )
-    expect(
-        facts["grads_finite"] and facts["step_changes_weights"],
-        "some weight gets no or a non-finite gradient.",
-    )
-    for arg, message in facts["errors"].items():
-        expect(
-            f"`{arg}`" in message,
-            f"bad `{arg}` should raise ValueError naming it, got {message!r}.",
-        )
+    expect_value_errors(facts["errors"], quoted=True)

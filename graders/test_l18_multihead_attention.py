@@ -8,15 +8,22 @@ h*Dk:(h+1)*Dk of W_o (the layout of keras.layers.MultiHeadAttention); scores
 are scaled by 1/sqrt(Dk); masked keys get weight exactly 0 in every head.
 """
 
+from functools import partial
+
 import numpy as np
 import pytest
 
+from graders.lib.contract import expect_layer_contract
+from graders.lib.contract import expect_value_errors
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
 from graders.lib.judge import expect_shape
+from graders.lib.judge import mistake_outputs
 from graders.lib.probes import gradient_check
 from graders.lib.probes import layer_contract
+from graders.lib.probes import value_errors
+from graders.lib.references import softmax
 from graders.lib.tolerances import EXACT
 from graders.lib.tolerances import GRAD
 from m2t.grading.probe import Lesson
@@ -77,9 +84,6 @@ SOFTMAX_MISTAKES = (MASK_AFTER_SOFTMAX, MASK_OFF_BY_ONE)
 
 
 # --------------------------------------------------- float64 references
-def _softmax(x, axis=-1):
-    e = np.exp(x - x.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
 
 
 def ref_split_heads(X, num_heads=H, mistake=None):
@@ -107,15 +111,15 @@ def ref_masked_softmax(scores, valid_lens, mistake=None):
     """(B, H, T, S) weights in float64, optionally with a known mistake."""
     scores = np.asarray(scores, dtype=np.float64)
     if valid_lens is None:
-        return _softmax(scores)
+        return softmax(scores)
     b, _, t, s = scores.shape
     lens = np.asarray(valid_lens)
     if mistake is MASK_OFF_BY_ONE:
         lens = lens + 1
     keep = _keep(lens, b, t, s)[:, None]  # (B, 1, T, S)
     if mistake is MASK_AFTER_SOFTMAX:
-        return _softmax(scores) * keep
-    return _softmax(np.where(keep, scores, -1e9)) * keep
+        return softmax(scores) * keep
+    return softmax(np.where(keep, scores, -1e9)) * keep
 
 
 def ref_mha(q, k, v, valid_lens, params, mistake=None):
@@ -142,14 +146,7 @@ def ref_mha(q, k, v, valid_lens, params, mistake=None):
     return out, weights
 
 
-def _diagnoses(reference, *args, mistakes=MISTAKES, part=None):
-    """Mistake -> a function computing that mistake's output on `args`."""
-
-    def output(mistake):
-        out = reference(*args, mistake=mistake)
-        return out if part is None else out[part]
-
-    return {m: (lambda m=m: output(m)) for m in mistakes}
+_diagnoses = partial(mistake_outputs, mistakes=MISTAKES)
 
 
 # ------------------------------------------------------------------ probes
@@ -224,20 +221,16 @@ def run_contract(m, q, k, v, valid_lens, bias):
         [q, k, v, valid_lens],
         symbolic=[(None, DQ), (None, DKEY), (None, DV), None],
     )
-    errors = {}
-    for name, make in {
-        "num_hiddens": lambda: m.MultiHeadAttention(10, 4),
-        "num_heads": lambda: m.MultiHeadAttention(24, 0),
-        "dropout": lambda: m.MultiHeadAttention(24, 4, dropout=1.5),
-        "valid_lens": lambda: m.masked_softmax(
-            np.zeros((B, H, T, S)), np.zeros((B, T, 1))
-        ),
-    }.items():
-        try:
-            make()
-            errors[name] = ""
-        except ValueError as exc:
-            errors[name] = str(exc)
+    errors = value_errors(
+        {
+            "num_hiddens": lambda: m.MultiHeadAttention(10, 4),
+            "num_heads": lambda: m.MultiHeadAttention(24, 0),
+            "dropout": lambda: m.MultiHeadAttention(24, 4, dropout=1.5),
+            "valid_lens": lambda: m.masked_softmax(
+                np.zeros((B, H, T, S)), np.zeros((B, T, 1))
+            ),
+        }
+    )
     facts["errors"] = errors
     return facts
 
@@ -525,31 +518,15 @@ def test_dropout_only_in_training(rng):
 def test_keras_layer_contract(rng, bias):
     q, k, v = _inputs(rng)
     facts = run_contract(q, k, v, VALID_LENS["1d"], bias)
-    expect_shape(facts["output_shape"], (B, T, D), "MultiHeadAttention output")
-    expect_shape(
-        facts["symbolic_shape"],
-        (None, None, D),
-        "MultiHeadAttention on keras.Input (None batch and lengths)",
+    expect_layer_contract(
+        facts,
+        f"MultiHeadAttention(bias={bias})",
+        output_shape=(B, T, D),
+        symbolic_shape=(None, None, D),
+        on="keras.Input (None batch and lengths)",
+        trainable=8 if bias else 4,
     )
-    expected = 8 if bias else 4
-    expect(
-        facts["trainable"] == expected,
-        f"MultiHeadAttention(bias={bias}) should have {expected} trainable "
-        f"weights, has {facts['trainable']}.",
-    )
-    expect(
-        facts["config_roundtrip_diff"] == 0.0,
-        "from_config(get_config()) gives a different output.",
-    )
-    expect(
-        facts["grads_finite"] and facts["step_changes_weights"],
-        "some weight gets no or a non-finite gradient.",
-    )
-    for arg, message in facts["errors"].items():
-        expect(
-            f"`{arg}`" in message,
-            f"bad `{arg}` should raise ValueError naming it, got {message!r}.",
-        )
+    expect_value_errors(facts["errors"], quoted=True)
 
 
 @pytest.mark.points(2)

@@ -11,11 +11,14 @@ diagonal, block j = [[cos(d w_j), -sin(d w_j)], [sin(d w_j), cos(d w_j)]].
 import numpy as np
 import pytest
 
+from graders.lib.contract import expect_layer_contract
+from graders.lib.contract import expect_value_errors
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
 from graders.lib.judge import expect_shape
 from graders.lib.probes import layer_contract
+from graders.lib.probes import value_errors
 from graders.lib.tolerances import EXACT
 from graders.lib.tolerances import F32
 from m2t.grading.probe import Lesson
@@ -120,17 +123,13 @@ def run_contract(m, X):
     facts = layer_contract(
         lambda: m.PositionalEncoding(D, 0.1, L), [X], symbolic=[(None, D)]
     )
-    errors = {}
-    for name, make in {
-        "num_hiddens": lambda: m.PositionalEncoding(7),
-        "max_len": lambda: m.PositionalEncoding(D, max_len=0),
-        "dropout": lambda: m.PositionalEncoding(D, dropout=-0.1),
-    }.items():
-        try:
-            make()
-            errors[name] = ""
-        except ValueError as exc:
-            errors[name] = str(exc)
+    errors = value_errors(
+        {
+            "num_hiddens": lambda: m.PositionalEncoding(7),
+            "max_len": lambda: m.PositionalEncoding(D, max_len=0),
+            "dropout": lambda: m.PositionalEncoding(D, dropout=-0.1),
+        }
+    )
     facts["errors"] = errors
     import keras
 
@@ -263,28 +262,19 @@ def test_dropout_only_in_training(rng):
 def test_keras_layer_contract(rng):
     X = rng.standard_normal((B, T, D)).astype("float32")
     facts = run_contract(X)
-    expect_shape(facts["output_shape"], (B, T, D), "PositionalEncoding output")
-    expect_shape(
-        facts["symbolic_shape"],
-        (None, None, D),
-        "PositionalEncoding on keras.Input (None batch and length)",
-    )
-    expect(
-        facts["trainable"] == 0 and facts["weights"] == 0,
-        "PositionalEncoding should have no weights (P is a constant), has "
-        f"{facts['weights']}.",
-    )
-    expect(
-        facts["config_roundtrip_diff"] == 0.0,
-        "from_config(get_config()) gives a different output.",
+    expect_layer_contract(
+        facts,
+        "PositionalEncoding",
+        output_shape=(B, T, D),
+        symbolic_shape=(None, None, D),
+        on="keras.Input (None batch and length)",
+        trainable=0,
+        weights=0,
+        detail=" (P is a constant)",
     )
     expect(
         facts["float64_dtype"] == "float64",
         "PositionalEncoding(dtype='float64') should compute in float64, got "
         f"{facts['float64_dtype']}.",
     )
-    for arg, message in facts["errors"].items():
-        expect(
-            f"`{arg}`" in message,
-            f"bad `{arg}` should raise ValueError naming it, got {message!r}.",
-        )
+    expect_value_errors(facts["errors"], quoted=True)

@@ -13,15 +13,22 @@ The float64 references below compute attention exactly as
 (H, Dk, D); masked scores set to -1e9 before the softmax).
 """
 
+from functools import partial
+
 import numpy as np
 import pytest
 
+from graders.lib.contract import expect_layer_contract
+from graders.lib.contract import expect_value_errors
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
 from graders.lib.judge import expect_shape
+from graders.lib.judge import mistake_outputs
 from graders.lib.probes import gradient_check
 from graders.lib.probes import layer_contract
+from graders.lib.probes import value_errors
+from graders.lib.references import softmax
 from graders.lib.tolerances import EXACT
 from graders.lib.tolerances import GRAD
 from m2t.grading.probe import Lesson
@@ -87,9 +94,6 @@ MISTAKES = (
 
 
 # --------------------------------------------------- float64 references
-def _softmax(x):
-    e = np.exp(x - x.max(-1, keepdims=True))
-    return e / e.sum(-1, keepdims=True)
 
 
 def ref_positions(positions, depth=D):
@@ -127,7 +131,7 @@ def ref_attention(Xq, Xkv, keep, params):
     scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(DK)  # (B, H, T, S)
     if keep is not None:
         scores = np.where(keep[:, None], scores, -1e9)
-    heads = np.einsum("bhts,bhsk->bthk", _softmax(scores), v)
+    heads = np.einsum("bhts,bhsk->bthk", softmax(scores), v)
     return np.einsum("bthk,hkd->btd", heads, wo)
 
 
@@ -237,14 +241,7 @@ def ref_greedy(src, src_valid, p, bos, eos, num_steps, mistake=None):
     return tokens, lengths
 
 
-def _diagnoses(reference, *args, mistakes=MISTAKES, part=None):
-    """Mistake -> a function computing that mistake's output on `args`."""
-
-    def output(mistake):
-        out = reference(*args, mistake=mistake)
-        return out if part is None else out[part]
-
-    return {m: (lambda m=m: output(m)) for m in mistakes}
+_diagnoses = partial(mistake_outputs, mistakes=MISTAKES)
 
 
 # ------------------------------------------------------------------ probes
@@ -463,18 +460,14 @@ def run_contract(m, kind, rng_seed):
     }
     make, inputs, symbolic = cases[kind]
     facts = layer_contract(make, inputs, symbolic=symbolic)
-    errors = {}
-    for name, bad in {
-        "num_hiddens": lambda: m.TransformerEncoderBlock(10, F, 4),
-        "num_heads": lambda: m.TransformerDecoderBlock(D, F, 0),
-        "dropout": lambda: m.AddNorm(1.5),
-        "valid_lens": lambda: m.padding_mask(np.zeros((B, T, 1)), T, S),
-    }.items():
-        try:
-            bad()
-            errors[name] = ""
-        except ValueError as exc:
-            errors[name] = str(exc)
+    errors = value_errors(
+        {
+            "num_hiddens": lambda: m.TransformerEncoderBlock(10, F, 4),
+            "num_heads": lambda: m.TransformerDecoderBlock(D, F, 0),
+            "dropout": lambda: m.AddNorm(1.5),
+            "valid_lens": lambda: m.padding_mask(np.zeros((B, T, 1)), T, S),
+        }
+    )
     facts["errors"] = errors
     return facts
 
@@ -846,30 +839,15 @@ CONTRACT_SHAPES = {
 def test_keras_layer_contract(kind):
     facts = run_contract(kind, 11)
     shape, symbolic, weights = CONTRACT_SHAPES[kind]
-    expect_shape(facts["output_shape"], shape, f"{kind} output")
-    expect_shape(
-        facts["symbolic_shape"],
-        symbolic,
-        f"{kind} on keras.Input (None batch and lengths)",
+    expect_layer_contract(
+        facts,
+        kind,
+        output_shape=shape,
+        symbolic_shape=symbolic,
+        on="keras.Input (None batch and lengths)",
+        trainable=weights,
     )
-    expect(
-        facts["trainable"] == weights,
-        f"{kind} should have {weights} trainable weights, has "
-        f"{facts['trainable']}.",
-    )
-    expect(
-        facts["config_roundtrip_diff"] == 0.0,
-        f"{kind}: from_config(get_config()) gives a different output.",
-    )
-    expect(
-        facts["grads_finite"] and facts["step_changes_weights"],
-        f"{kind}: some weight gets no or a non-finite gradient.",
-    )
-    for arg, message in facts["errors"].items():
-        expect(
-            f"`{arg}`" in message,
-            f"bad `{arg}` should raise ValueError naming it, got {message!r}.",
-        )
+    expect_value_errors(facts["errors"], quoted=True)
 
 
 @pytest.mark.points(2)
