@@ -36,6 +36,7 @@ ALLOW = (
     "lessons/notes/*.md",
     "lessons/answers.toml",
     "graders/*.py",
+    "graders/lib/*.py",
     "graders/*.toml",
     "m2t_data/*.py",
     "m2t_data/*/*.py",

@@ -10,6 +10,7 @@ m2t list                          the lessons, in order, with their status
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from collections.abc import Callable
 from collections.abc import Sequence
@@ -94,19 +95,31 @@ def _partial_report(
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from m2t import curriculum
+    from m2t import ROOT
     from m2t.grading import impl as _impl
     from m2t.grading import runner as grading
     from m2t.student import progress
 
     state = grading.load_state()
-    folder = _impl.resolve(args.impl)
-    for lesson in curriculum.lessons():
-        status = progress.status(lesson, folder, state).label
+    folder = ROOT / "lessons"
+    if args.impl != "lessons" or folder.is_dir():
+        folder = _impl.resolve(args.impl)
+    else:  # an installed m2t run outside a course folder
+        print(
+            f"m2t: no lessons/ in {ROOT}: run m2t in the course folder (a "
+            "checkout or student edition), or set M2T_ROOT to it",
+            file=sys.stderr,
+        )
+    rows = progress.statuses(folder, state)
+    current = progress.here(rows)
+    for lesson, status in rows:
+        label = status.label
+        if lesson is current:
+            label += "   <- you are here"
         if lesson.is_question_list:  # no number: the title in its place
-            print(f"     {lesson.title:<40} {status}")
+            print(f"     {lesson.title:<40} {label}")
         else:
-            print(f"{lesson.tag}  {lesson.module:<40} {status}")
+            print(f"{lesson.tag}  {lesson.module:<40} {label}")
     return 0
 
 

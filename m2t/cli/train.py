@@ -8,8 +8,11 @@ import sys
 
 
 def cmd_train(args: argparse.Namespace) -> int:
+    from m2t import ROOT
     from m2t.console import quiet_native_stderr
 
+    if (ROOT / "training").is_dir() and str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))  # the repository's own packages
     try:  # instructor side: solutions/ is not in the student edition
         from training import recipes
         from training import run
