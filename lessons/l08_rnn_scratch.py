@@ -61,9 +61,9 @@ def one_hot(X, vocab_size: int, dtype: str = "float32"):
         like Keras; d2l's (T, B, V) is the transpose).
     """
     _check_positive_int("vocab_size", vocab_size)
-    # TODO(l08): ops.one_hot on the indices cast to "int32", with
-    #   vocab_size classes and the given dtype: (B, T) -> (B, T, V). Keep the
-    #   batch axis first. Our solution is about 1 line.
+    # TODO(l08): out[b, t, X[b, t]] = 1 and zeros elsewhere: X (B, T) -> (B, T,
+    #   V) in `dtype`, batch axis first (d2l's (T, B, V) is the transpose). The
+    #   indices may arrive as floats. Our solution is about 1 line.
     raise NotImplementedError("l08: one_hot")
 
 
@@ -127,14 +127,12 @@ class RNNScratch(keras.layers.Layer):
     def call(self, inputs, state=None, training=None):
         if state is None:
             state = self.begin_state(ops.shape(inputs)[0])
-        # TODO(l08): X = one_hot(inputs, self.vocab_size, self.compute_dtype)
-        #   (B, T, V). Loop over the time steps, X_t = the T slices of X on
-        #   axis 1 (ops.unstack(X, axis=1), each (B, V)). Starting from
-        #   H = state, update H = tanh(X_t W_xh + H W_hh + b_h) (B, U) --
-        #   the new H feeds the next step -- and collect the logits
-        #   H W_hq + b_q (B, V) of every step. Return
-        #   (ops.stack(logits, axis=1) (B, T, V), the last H (B, U)).
-        #   ops.matmul, ops.tanh. Our solution is about 8 lines.
+        # TODO(l08): the module docstring's recurrence for t = 1 .. T, from H_0
+        #   = state: X_t (B, V) is the one-hot of inputs[:, t] (this module's
+        #   one_hot, in self.compute_dtype), H_t = tanh(X_t W_xh + H_{t-1} W_hh
+        #   + b_h) (B, U), O_t = H_t W_hq + b_q (B, V). inputs (B, T) -> outputs
+        #   (B, T, V), the O_t in time order on axis 1, and H_T (B, U). Return
+        #   (outputs, H_T). Our solution is about 8 lines.
         raise NotImplementedError("l08: RNNScratch.call")
 
     def get_config(self):
@@ -161,12 +159,12 @@ def grad_clipping(grads, theta: float):
     if not theta > 0:
         raise ValueError(f"`theta` must be positive, got {theta!r}")
     grads = [ops.convert_to_tensor(g) for g in grads]
-    # TODO(l08): the global norm: sqrt of the sum over ALL gradients of
-    #   the sum of their squares (one number, not one per tensor); scale =
-    #   ops.minimum(1, theta / norm) (so small gradients stay as they are,
-    #   and a zero norm gives theta / 0 = inf -> 1, no NaN); return each
-    #   gradient times scale (cast to its dtype). ops.sum, ops.square,
-    #   ops.sqrt. Our solution is about 3 lines.
+    # TODO(l08): the docstring's clipping, g <- min(1, theta / ||g||) g, where
+    #   ||g|| is the L2 norm of ALL the gradients together, as if concatenated
+    #   into one vector (one number, not one per tensor): grads list[(...)] ->
+    #   list[(...)], the same shapes and dtypes. Gradients whose norm is at most
+    #   theta come back unchanged, and all-zero gradients must not give NaN. Our
+    #   solution is about 3 lines.
     raise NotImplementedError("l08: grad_clipping")
 
 
@@ -194,14 +192,16 @@ def predict(prefix: str, num_preds: int, model, vocab: Sequence[str]) -> str:
         raise ValueError(f"`num_preds` must be an int >= 0, got {num_preds!r}")
     token_to_idx = {tok: i for i, tok in enumerate(vocab)}
     ids = [token_to_idx.get(ch, 0) for ch in prefix]
-    # TODO(l08): state = model.begin_state(1); outputs = [ids[0]]. Warm-up:
-    #   for each next prefix index, call the model on the last output as a
-    #   (1, 1) int array, keep ONLY the new state, and append that prefix
-    #   index (the prefix is known; nothing is predicted). Then num_preds
-    #   times: call the model on the last output, keep the new state and
-    #   append the argmax of the logits (1, 1, V) as a Python int
-    #   (ops.argmax). The state must be carried through every call.
-    #   Our solution is about 8 lines.
+    # TODO(l08): the module docstring's greedy generation. Start from the state
+    #   model.begin_state(1) and outputs = [the first prefix index]. Warm-up:
+    #   each later prefix index is appended as it is (observed, not predicted)
+    #   once the model has read the token before it, so the state has seen the
+    #   whole prefix. Then, num_preds times, the model reads the last token and
+    #   the token with the highest logit is appended. Each call reads one token
+    #   X (1, 1) int32 and the state -> logits (1, 1, V) and the next state,
+    #   which every later call must get. ids list[int] -> outputs list[int] of
+    #   len(prefix) + num_preds indices (the line after the region turns them
+    #   into the string). Our solution is about 8 lines.
     raise NotImplementedError("l08: predict")
     return "".join(vocab[i] for i in outputs)
 

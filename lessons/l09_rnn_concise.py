@@ -109,14 +109,14 @@ class RNNModel(keras.layers.Layer):
 
     def call(self, inputs, state=None, training=None):
         inputs = ops.cast(inputs, "int32")
-        # TODO(l09): features: self.embedding(inputs) if there is one, else
-        #   ops.one_hot(inputs, self.vocab_size, dtype=self.compute_dtype)
-        #   -> (B, T, V or E). Then outputs, new_state = self.rnn(features,
-        #   initial_state=state, training=training) (the state must reach
-        #   the RNN: that is how it carries across minibatches) -> (B, T, U)
-        #   and (B, U). The logits are self.dense(outputs) -> (B, T, V), no
-        #   softmax (the loss takes logits). Return (logits, new_state).
-        #   Our solution is about 8 lines.
+        # TODO(l09): the module docstring's pipeline: inputs (B, T) -> features
+        #   (B, T, E) from self.embedding when there is one, else the one-hot
+        #   vectors (B, T, V) in self.compute_dtype -> self.rnn, started from
+        #   `state` and given `training`: every step's output (B, T, U) and the
+        #   last state (B, U) -> self.dense on every step: logits (B, T, V), no
+        #   softmax (the loss takes logits). Return (logits, the new state). The
+        #   state passed in must reach the RNN, or nothing carries across
+        #   minibatches. Our solution is about 8 lines.
         raise NotImplementedError("l09: RNNModel.call")
 
     def get_config(self):

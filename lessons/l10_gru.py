@@ -85,14 +85,17 @@ class GRUCell(keras.layers.Layer):
 
     def call(self, inputs, states, training=None):
         h = states[0] if isinstance(states, (list, tuple)) else states
-        # TODO(l10): one GRU step, the equations of the module docstring.
-        #   Split self.kernel, self.recurrent_kernel and self.bias into their
-        #   [z | r | h] blocks with ops.split(..., 3, axis=-1): kernel blocks
-        #   are (D, U), recurrent blocks (U, U), bias blocks (U,). Then
-        #   z = ops.sigmoid(...), r = ops.sigmoid(...) and the candidate
-        #   h_cand = ops.tanh(...), with the reset gate applied to h BEFORE
-        #   the recurrent matmul: ops.matmul(r * h, ...). Every intermediate
-        #   is (B, U). Return (h_new, [h_new]). Our solution is about 8 lines.
+        # TODO(l10): one step of the module docstring's equations, with X_t =
+        #   inputs (B, D) and H_{t-1} = h (B, U): the gates R_t and Z_t = σ(...)
+        #   (σ the logistic function), the candidate H~_t = tanh(X_t W_xh + (R_t
+        #   * H_{t-1}) W_hh + b_h), and H_t = Z_t * H_{t-1} + (1 - Z_t) * H~_t.
+        #   The weights are laid out as the docstring says, update gate first:
+        #   self.kernel (D, 3U) = [W_xz | W_xr | W_xh], self.recurrent_kernel
+        #   (U, 3U) = [W_hz | W_hr | W_hh], self.bias (3U,) = [b_z | b_r | b_h].
+        #   The reset gate scales H_{t-1} before its product with W_hh (Keras's
+        #   reset_after=False). Both gates and the candidate are (B, U): inputs
+        #   (B, D), h (B, U) -> (h_new, [h_new]), h_new (B, U) = H_t. Our
+        #   solution is about 8 lines.
         raise NotImplementedError("l10: GRUCell.call")
 
     def get_config(self):
