@@ -182,8 +182,79 @@ def test_progress_counts_and_list_agree(repo):
     assert "in progress" in rows[going.tag] and "2/6" in rows[going.tag]
     listed = m2t_in(repo, "list").stdout
     status = {line.split()[0]: line for line in listed.splitlines()}
-    assert status[done.tag].endswith("done (5/5)")
-    assert status[going.tag].endswith("in progress (1/4 checks)")
+    assert status[done.tag].endswith("done (5/5)")  # not where you are
+    assert "in progress (1/4 checks)" in status[going.tag]
+
+
+# ------------------------------------------------------ list and progress
+def test_list_says_where_you_are(repo):
+    def here(listed):
+        return [
+            x.split()[0] for x in listed.splitlines() if "you are here" in x
+        ]
+
+    first, second = curriculum.graded()[:2]
+    assert here(m2t_in(repo, "list").stdout) == [first.tag]
+    _state(
+        repo,
+        **{
+            first.module: dict(
+                status="passed",
+                passed=3,
+                checks=3,
+                score=5.0,
+                max_score=5.0,
+                time=time.time() + 60,
+            )
+        },
+    )
+    assert here(m2t_in(repo, "list").stdout) == [second.tag]
+
+
+def test_progress_on_a_fresh_clone_says_nothing_is_graded_yet(repo):
+    result = m2t_in(repo, "progress")
+    assert result.returncode == 0, result.stderr
+    points = next(x for x in result.stdout.splitlines() if x[:6] == "points")
+    assert "0/0" not in points
+    assert "none yet" in points and "m2t watch" in points, points
+
+
+@pytest.mark.parametrize(
+    "args", [["hint", "16"], ["list"], ["progress"]], ids=" ".join
+)
+def test_a_closed_pipe_ends_quietly(repo, args):
+    """`m2t hint 16 | head`: the reader goes before m2t writes."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "m2t", *args],
+        cwd=repo,
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    proc.stdout.close()  # before the interpreter has even started
+    _, err = proc.communicate(timeout=120)
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err
+    assert proc.returncode == 141, err  # as if killed by SIGPIPE
+
+
+def test_notebook_without_jupytext_names_the_extra(repo):
+    code = (
+        "import sys; sys.modules['jupytext'] = None  # not installed\n"
+        "from m2t.cli import main; sys.exit(main(['notebook', '16']))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=repo,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr, result.stderr
+    assert 'pip install -e ".[notebooks]"' in result.stderr, result.stderr
+    assert not (repo / "notebooks" / f"{L16.module}.ipynb").exists()
 
 
 # ------------------------------------------------------------------ reset

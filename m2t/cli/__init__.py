@@ -17,6 +17,8 @@ commands import what they need when they run, so `m2t --help` is quick.
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -45,10 +47,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
     try:
-        return int(args.func(args) or 0)
-    except ValueError as exc:
-        print(f"m2t: error: {exc}", file=sys.stderr)
-        return 2
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        try:
+            return int(args.func(args) or 0)
+        except ValueError as exc:
+            print(f"m2t: error: {exc}", file=sys.stderr)
+            return 2
+    except BrokenPipeError:  # `m2t hint 16 | head`: the reader has gone
+        # Point stdout at /dev/null so the final flush at exit is quiet, and
+        # end as a process killed by SIGPIPE would (`yes | head`).
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return 128 + signal.SIGPIPE

@@ -99,7 +99,19 @@ def cmd_notebook(args: argparse.Namespace) -> int:
     from m2t import curriculum
     from m2t.student import notebooks
 
-    target = notebooks.write_ipynb(curriculum.find(args.lesson))
+    lesson = curriculum.find(args.lesson)
+    try:
+        target = notebooks.write_ipynb(lesson)
+    except ModuleNotFoundError as exc:
+        if exc.name != "jupytext":
+            raise
+        print(
+            "m2t notebook needs jupytext, which comes with the notebooks "
+            'extra: pip install -e ".[notebooks]" (jupytext, ipykernel, '
+            "matplotlib).",
+            file=sys.stderr,
+        )
+        return 2
     print(f"wrote {target.relative_to(ROOT)}; open it in Jupyter.")
     return 0
 

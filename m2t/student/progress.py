@@ -80,6 +80,16 @@ def statuses(
     return [(x, status(x, folder, state)) for x in curriculum.lessons()]
 
 
+def here(
+    rows: list[tuple[curriculum.Lesson, Status]],
+) -> curriculum.Lesson | None:
+    """Where the student is: the first lesson, in course order, not done
+    (where `m2t watch` starts); None when every lesson is done."""
+    return next(
+        (x for x, s in rows if s.kind in ("in_progress", "not_started")), None
+    )
+
+
 def bar(rows: list[tuple[curriculum.Lesson, Status]], width: int = 40) -> str:
     """`[#######~~~~------]`: done, in progress, the rest."""
     total = len(rows) or 1
@@ -114,7 +124,10 @@ def render(rows: list[tuple[curriculum.Lesson, Status]]) -> str:
         summary += f", {unavailable} not available yet"
     lines = [
         f"progress {bar(rows)} {summary}",
-        f"points   {score:g}/{most:g} (of the lessons graded so far)",
+        f"points   {score:g}/{most:g} (of the lessons graded so far)"
+        if most
+        else "points   none yet: `m2t watch` or `m2t grade` grades your "
+        "lessons",
         "",
     ]
     table = [("lesson", "title", "status", "checks", "points")]
@@ -140,9 +153,7 @@ def render(rows: list[tuple[curriculum.Lesson, Status]]) -> str:
         )
         if i == 0:
             lines.append("  ".join("-" * w for w in widths))
-    following = next(
-        (x for x, s in rows if s.kind in ("in_progress", "not_started")), None
-    )
+    following = here(rows)
     if following:
         lines += [
             "",
