@@ -134,19 +134,149 @@ def test_experiment_references_agree_with_independent_computations():
         pytest.approx(0.8)
     )
     assert X.grad_clipping([[0.3], [0.4]], 1.0, [1, 0]) == 0.4
-    assert X.attention_time_exponent(1024, 2048, 64) == pytest.approx(2)
+    assert X.attention_weights_exponent(1024, 2048) == 2.0
     assert X.dot_product_variance(64) == 64
     q, k = np.random.default_rng(0).standard_normal((2, 20000, 64))
     assert np.var(np.sum(q * k, axis=1)) == pytest.approx(64, rel=0.05)
 
 
-def test_beam_search_key_follows_the_length_penalty():
-    def score(length, logp, alpha):
-        return logp / length**alpha
+def _beam_numbers(text):
+    """(L, sum log P) of each candidate and the alphas, read from the text."""
+    import re
 
-    assert score(3, -2.4, 0) > score(5, -3.5, 0)  # alpha = 0: candidate 1
-    assert score(5, -3.5, 0.75) > score(3, -2.4, 0.75)  # 0.75: candidate 2
-    assert KEY["q14_1"].answer == "C"
+    candidates = [
+        (int(length), float(logp))
+        for length, logp in re.findall(
+            r"L = (\d+)[^;]*?(?:sum log P|Σ log P) = (-?\d+(?:\.\d+)?)", text
+        )
+    ]
+    alphas = [
+        float(a) for a in re.findall(r"(?:alpha|α) = (\d+(?:\.\d+)?)", text)
+    ]
+    return candidates, sorted(set(alphas))
+
+
+def test_beam_search_key_follows_the_length_penalty():
+    import re
+
+    q, k = BANK["q14_1"], KEY["q14_1"]
+    candidates, alphas = _beam_numbers(q.en)
+    assert (candidates, alphas) == _beam_numbers(q.zh)  # one question
+    assert len(candidates) == 2 and len(alphas) == 2
+
+    def winner(alpha):
+        scores = [logp / length**alpha for length, logp in candidates]
+        return 1 + scores.index(max(scores))
+
+    chosen = tuple(winner(a) for a in alphas)
+    # The option that says so, read from the option's own text.
+    said = {}
+    for letter, option in zip(q.letters, q.options, strict=True):
+        both = re.fullmatch(r"Candidate (\d) in both cases\.", option.en)
+        if both:
+            said[letter] = (int(both[1]),) * 2
+        else:
+            pair = re.findall(r"andidate (\d) with alpha", option.en)
+            said[letter] = tuple(int(c) for c in pair)
+    assert [said[k.answer]] == [chosen]
+    # "Work to three decimals: rounded to two, the scores tie."
+    at = [logp / length ** alphas[1] for length, logp in candidates]
+    assert "three decimals" in q.en and "三位小数" in q.zh
+    assert round(at[0], 2) == round(at[1], 2)
+    assert round(at[0], 3) != round(at[1], 3)
+
+
+def test_masked_softmax_key_names_this_courses_convention():
+    # q16_5 D: a row of valid length 0 is all zeros in this course's
+    # masked_softmax, uniform in d2l's (fill only) and in Keras's fused path.
+    keras = pytest.importorskip("keras")
+    from solutions.l16_attention_scoring import masked_softmax
+
+    q, k = BANK["q16_5"], KEY["q16_5"]
+    assert "this course's masked_softmax" in q.en and "本课程" in q.zh
+    X = np.random.default_rng(0).standard_normal((1, 2, 4)).astype("float32")
+    ours = np.asarray(masked_softmax(X, np.array([[0, 4]])))
+    assert np.all(ours[0, 0] == 0) and ours[0, 1].sum() == pytest.approx(1)
+    filled = np.where(np.arange(4) < 0, X, -1e6)  # d2l: fill, then softmax
+    d2l = np.asarray(keras.ops.softmax(filled, axis=-1))
+    assert d2l[0, 0] == pytest.approx(np.full(4, 0.25))
+    v = np.random.default_rng(1).standard_normal((1, 4, 1, 8)).astype("float32")
+    mask = np.zeros((1, 1, 4, 4), bool)
+    fused = np.asarray(keras.ops.dot_product_attention(v, v, v, mask=mask))
+    assert fused[0, 0, 0] == pytest.approx(v[0, :, 0].mean(0), abs=1e-5)
+    assert "D" not in k.answer  # the course's convention decides
+    assert "d2l" in k.explanation_en and "dot_product_attention" in (
+        k.explanation_en
+    )
+
+
+def test_attention_weights_exponent_is_the_same_on_every_device():
+    # q19_4 grades the count of the weights, which no hardware changes.
+    keras = pytest.importorskip("keras")
+    from solutions.l16_attention_scoring import DotProductAttention
+
+    q = BANK["q19_4"]
+    n1, n2 = q.params["n1"], q.params["n2"]
+    attention = DotProductAttention()
+
+    def count(n):
+        x = np.zeros((1, n, 64), "float32")
+        with keras.device("cpu"):
+            _, weights = attention(x, x, x, return_attention_weights=True)
+        return int(np.prod(weights.shape))
+
+    measured = math.log2(count(n2) / count(n1))
+    v = verdict(q, measured, None, Q.expected_value(q))
+    assert v.status == "correct", v.message
+    for launch_bound in (0.3, 1.0):  # what an accelerator's timing gives
+        assert verdict(q, launch_bound, None, 2.0).status == "wrong"
+    assert q.free_text and "not graded" in q.en
+
+
+def test_bidirectional_key_twice_the_computation_not_twice_the_time():
+    # q12_3: D (twice the computation) true, E (twice the time) false.
+    keras = pytest.importorskip("keras")
+    layers = keras.layers
+    one = layers.GRU(16)
+    two = layers.Bidirectional(layers.GRU(16))
+    one.build((None, None, 5))
+    two.build((None, None, 5))
+    assert two.count_params() == 2 * one.count_params()
+    q, k = BANK["q12_3"], KEY["q12_3"]
+    letters = dict(zip(q.letters, q.options, strict=True))
+    assert "computation" in letters["D"].en and "time" in letters["E"].en
+    assert "D" in k.answer and "E" not in k.answer
+
+
+def test_transformer_key_names_the_components_that_use_attention():
+    # q20_4: walk the course's Transformer and find its attention layers.
+    keras = pytest.importorskip("keras")
+    from solutions import l20_transformer as T
+
+    def attention_layers(layer, path=""):
+        for name, value in vars(layer).items():
+            if name.startswith("_"):  # Keras's own tracking lists
+                continue
+            items = value if isinstance(value, list) else [value]
+            for i, item in enumerate(items):
+                where = f"{path}{name}" + (f"[{i}]" if value is items else "")
+                if isinstance(item, keras.layers.MultiHeadAttention):
+                    yield where
+                elif isinstance(item, keras.layers.Layer) and item is not layer:
+                    yield from attention_layers(item, where + ".")
+
+    encoder = T.TransformerEncoder(10, 8, 16, 2, num_blks=2)
+    decoder = T.TransformerDecoder(10, 8, 16, 2, num_blks=3)
+    found = list(attention_layers(encoder)) + list(attention_layers(decoder))
+    roles = sorted({w.rsplit(".", 1)[-1] for w in found})
+    assert len(found) == 2 * 1 + 3 * 2  # the count the explanation gives
+    assert roles == ["attention", "cross_attention", "self_attention"]
+    assert not any("ffn" in w or "addnorm" in w for w in found)
+    q, k = BANK["q20_4"], KEY["q20_4"]
+    assert q.kind == "several_of" and tuple(k.answer) == ("A", "B", "C")
+    named = " ".join(q.options[ord(c) - 65].en for c in k.answer)
+    assert "self-attention" in named and "encoder-decoder" in named
+    assert "2 x 1 + 3 x 2 = 8" in k.explanation_en
 
 
 def test_keras_agrees_with_the_keys():
@@ -293,7 +423,7 @@ def test_experiments_are_judged_against_the_computed_value_without_a_key():
 
 def test_a_number_range_accepts_any_value_inside():
     q, k = BANK["q19_6"], KEY["q19_6"]
-    for answer in (512, 1024, "2048", 1000):
+    for answer in (512, 1024, "2048", 1000, 4096, 8192):
         assert verdict(q, answer, k).status == "correct"
     for answer in (64, 128, 100_000):
         assert verdict(q, answer, k).status == "wrong"

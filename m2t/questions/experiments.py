@@ -102,14 +102,12 @@ def mha_parameters(
     return float(inputs * num_hiddens + num_hiddens * num_hiddens)
 
 
-def attention_time_exponent(n1: int, n2: int, d: int) -> float:
-    """The growth exponent of the work of scaled dot-product attention:
-    Q K^T and weights @ V (2 n^2 d each) plus scaling and softmax (~5 n^2)."""
-
-    def flops(n: int) -> float:
-        return 4.0 * n * n * d + 5.0 * n * n
-
-    return math.log(flops(n2) / flops(n1)) / math.log(n2 / n1)
+def attention_weights_exponent(n1: int, n2: int) -> float:
+    """The growth exponent of the attention weights' size: one n x n
+    matrix per batch and head, so log(n2^2 / n1^2) / log(n2 / n1)."""
+    if not 0 < n1 < n2:
+        raise ValueError(f"need 0 < n1 < n2, got n1={n1}, n2={n2}")
+    return math.log((n2 * n2) / (n1 * n1)) / math.log(n2 / n1)
 
 
 def positional_encoding(max_len: int, d: int) -> np.ndarray:
@@ -147,7 +145,7 @@ EXPERIMENTS: dict[str, Callable[..., float]] = {
     "nadaraya_watson": nadaraya_watson,
     "dot_product_variance": dot_product_variance,
     "mha_parameters": mha_parameters,
-    "attention_time_exponent": attention_time_exponent,
+    "attention_weights_exponent": attention_weights_exponent,
     "pe_cosine": pe_cosine,
     "layer_norm": layer_norm,
 }
