@@ -212,3 +212,15 @@ def test_hint_command(student, capsys, monkeypatch):
     ]
     assert main(["hint", "01", "--reset"]) == 0
     assert "locked again" in capsys.readouterr().out
+
+
+def test_hint_walks_the_question_list_from_the_curriculum(student):
+    questions = curriculum.question_list()
+    assert questions is not None and questions.hints
+    first = hints.show(questions)
+    assert "lessons/answers.toml, hint 1/" in first
+    assert questions.hints[0].split()[0] in first
+    for _ in questions.hints[1:]:
+        last = hints.show(questions)
+    assert f"hint {len(questions.hints)}/{len(questions.hints)}" in last
+    assert "No hints left" in last and "question list" in last

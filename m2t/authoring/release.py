@@ -34,6 +34,7 @@ ALLOW = (
     "lessons/__init__.py",
     f"lessons/{settings.LESSON_GLOB}",
     "lessons/notes/*.md",
+    "lessons/hints/*.toml",
     "lessons/answers.toml",
     "graders/*.py",
     "graders/lib/*.py",

@@ -143,40 +143,63 @@ def todo_lines(lesson: curriculum.Lesson, folder: Path) -> dict[str, int]:
     return found
 
 
+@dataclasses.dataclass(frozen=True)
+class _Step:
+    """One ladder `m2t hint` walks: a TODO's rungs, or the question list's
+    hints (kept in curriculum.toml: it has no TODOs)."""
+
+    where: str
+    rungs: tuple[str, ...]
+    names: tuple[str, ...]
+    code: bool  # the rungs of a TODO (pseudo-code keeps its lines)
+
+
+def _steps(lesson: curriculum.Lesson) -> list[_Step]:
+    if lesson.is_question_list:
+        n = len(lesson.hints)
+        return [_Step(lesson.module, lesson.hints, ("",) * n, False)]
+    names = tuple(_RUNG_NAMES[r] for r in RUNGS)
+    return [_Step(t.where, t.rungs, names, True) for t in ladder(lesson.module)]
+
+
 def _walk(
     lesson: curriculum.Lesson, folder: Path
-) -> tuple[list[TodoHints], dict[str, int]]:
-    """The TODOs the ladder walks, in file order (those still unfinished,
-    or all of them once none is), and the line of each unfinished one."""
-    todos = list(ladder(lesson.module))
-    left = todo_lines(lesson, folder)
-    open_ = [t for t in todos if t.where in left]
-    return (open_ or todos), left
+) -> tuple[list[_Step], list[_Step], dict[str, int]]:
+    """All the ladders of the lesson, the ones `m2t hint` walks (the TODOs
+    still unfinished, in file order, or all of them once none is), and the
+    line of each unfinished TODO."""
+    steps = _steps(lesson)
+    left = {} if lesson.is_question_list else todo_lines(lesson, folder)
+    open_ = [t for t in steps if t.where in left]
+    return steps, (open_ or steps), left
 
 
 def left(lesson: curriculum.Lesson, folder: Path | None = None) -> int:
     """How many rungs of the TODOs still to write are locked."""
-    todos, _ = _walk(lesson, folder or ROOT / "lessons")
+    _, walked, _ = _walk(lesson, folder or ROOT / "lessons")
     seen = _load().get(lesson.module, {})
     return sum(
-        len(RUNGS) - min(seen.get(t.where, 0), len(RUNGS)) for t in todos
+        len(t.rungs) - min(seen.get(t.where, 0), len(t.rungs)) for t in walked
     )
 
 
-def _where(lesson: curriculum.Lesson, todo: TodoHints, lines: dict) -> str:
-    if todo.where in lines:
-        return f"lessons/{lesson.module}.py:{lines[todo.where]} ({todo.where})"
-    return f"{todo.where} (in lessons/{lesson.module}.py)"
+def _where(lesson: curriculum.Lesson, step: _Step, lines: dict) -> str:
+    if not step.code:
+        return f"lessons/{lesson.filename}"
+    if step.where in lines:
+        return (
+            f"TODO lessons/{lesson.filename}:{lines[step.where]} ({step.where})"
+        )
+    return f"TODO {step.where} (in lessons/{lesson.filename})"
 
 
-def _block(lesson, todo: TodoHints, rung: int, lines: dict) -> list[str]:
-    name = RUNGS[rung - 1]
-    head = (
-        f"  TODO {_where(lesson, todo, lines)}, hint {rung}/{len(RUNGS)}: "
-        f"{_RUNG_NAMES[name]}"
+def _block(lesson, step: _Step, rung: int, lines: dict) -> list[str]:
+    name = step.names[rung - 1]
+    head = f"  {_where(lesson, step, lines)}, hint {rung}/{len(step.rungs)}" + (
+        f": {name}" if name else ""
     )
-    text = todo.rungs[rung - 1]
-    if name == "near":  # pseudo-code keeps its lines
+    text = step.rungs[rung - 1]
+    if step.code and rung == len(RUNGS):  # pseudo-code keeps its lines
         body = textwrap.indent(text, "      ")
     else:
         body = textwrap.fill(
@@ -187,6 +210,12 @@ def _block(lesson, todo: TodoHints, rung: int, lines: dict) -> list[str]:
             break_on_hyphens=False,
         )
     return [head, body, ""]
+
+
+def _fill(text: str) -> str:
+    return textwrap.fill(
+        text, width=79, initial_indent="  ", subsequent_indent="  "
+    )
 
 
 def show(
@@ -204,62 +233,67 @@ def show(
     notes = ROOT / "lessons" / "notes" / f"{lesson.module}.md"
     where = f"lessons/notes/{notes.name}" if notes.exists() else "the notes"
     out = [f"{lesson.tag} {lesson.title}", ""]
-    todos, lines = _walk(lesson, folder)
-    if not todos:
+    steps, walked, lines = _walk(lesson, folder)
+    if not steps:
         out.append(
-            textwrap.fill(
+            _fill(
                 f"No hints for {lesson.tag} yet. The `# TODO({lesson.tag})` "
                 "above each `raise NotImplementedError` is the spec: what "
-                f"to compute and the shapes. Read {where} too.",
-                width=79,
-                initial_indent="  ",
-                subsequent_indent="  ",
+                f"to compute and the shapes. Read {where} too."
             )
         )
         return "\n".join(out)
     data = _load()
     seen = data.setdefault(lesson.module, {})
-    fresh = next((t for t in todos if seen.get(t.where, 0) < len(RUNGS)), None)
-    shown: list[tuple[TodoHints, int]] = []
-    if fresh is not None and (not repeat or not any(seen.values())):
-        seen[fresh.where] = seen.get(fresh.where, 0) + 1
+
+    def fresh() -> _Step | None:
+        return next(
+            (t for t in walked if seen.get(t.where, 0) < len(t.rungs)), None
+        )
+
+    step = fresh()
+    shown: list[tuple[_Step, int]] = []
+    if step is not None and (not repeat or not any(seen.values())):
+        seen[step.where] = seen.get(step.where, 0) + 1
         _save(data)
-        shown = [(fresh, seen[fresh.where])]
+        shown = [(step, seen[step.where])]
     if repeat:
         shown = [
             (t, rung)
-            for t in ladder(lesson.module)
-            for rung in range(1, min(seen.get(t.where, 0), len(RUNGS)) + 1)
+            for t in steps
+            for rung in range(1, min(seen.get(t.where, 0), len(t.rungs)) + 1)
         ]
-    for todo, rung in shown:
-        out += _block(lesson, todo, rung, lines)
-    nxt = next((t for t in todos if seen.get(t.where, 0) < len(RUNGS)), None)
+    for step, rung in shown:
+        out += _block(lesson, step, rung, lines)
+    nxt = fresh()
     if nxt is None:
+        which = (
+            "every TODO still to write"
+            if lines
+            else "the question list"
+            if lesson.is_question_list
+            else "every TODO of the lesson"
+        )
+        spec = "" if lesson.is_question_list else "The TODO is the spec and "
         out.append(
-            textwrap.fill(
-                "No hints left: you have seen every rung of "
-                + (
-                    "every TODO still to write. "
-                    if lines
-                    else "every TODO of the lesson. "
-                )
-                + f"The TODO is the spec and {where} has the maths; "
-                f"`m2t hint {lesson.id} --reset` starts over.",
-                width=79,
-                initial_indent="  ",
-                subsequent_indent="  ",
+            _fill(
+                f"No hints left: you have seen every hint of {which}. "
+                f"{spec}{where} has the maths; `m2t hint {lesson.arg} "
+                "--reset` starts over."
             )
         )
     else:
         rung = seen.get(nxt.where, 0) + 1
         same = bool(shown) and nxt == shown[-1][0]
         out.append(
-            f"  Stuck still? `m2t hint {lesson.id}` shows hint {rung}/"
-            f"{len(RUNGS)} of "
+            f"  Stuck still? `m2t hint {lesson.arg}` shows hint {rung}/"
+            f"{len(nxt.rungs)} of "
             + (
                 "this TODO."
-                if same
-                else f"the TODO {_where(lesson, nxt, lines)}."
+                if same and nxt.code
+                else "the list."
+                if not nxt.code
+                else f"the {_where(lesson, nxt, lines)}."
             )
         )
     return "\n".join(out)
