@@ -224,3 +224,12 @@ def test_hint_walks_the_question_list_from_the_curriculum(student):
         last = hints.show(questions)
     assert f"hint {len(questions.hints)}/{len(questions.hints)}" in last
     assert "No hints left" in last and "question list" in last
+
+
+def test_the_student_edition_ships_the_hints():
+    from m2t.authoring import release
+
+    files = sorted((ROOT / "lessons" / "hints").glob("l[0-9][0-9]_*.toml"))
+    assert len(files) == len(LESSONS)
+    for path in files:
+        assert release.allowed(path.relative_to(ROOT).as_posix()), path
