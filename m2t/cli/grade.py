@@ -27,20 +27,33 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
     lessons = curriculum.select(args.lessons)
     start = time.perf_counter()
-    impl, staged, on_check = args.impl, None, None
+    impl, staged, on_check, notes = args.impl, None, None, []
     if args.submission:
         import tempfile
 
+        from m2t.grading import confine
         from m2t.grading import sandbox
+        from m2t.grading import staging
 
+        missing = confine.missing_layers()
+        if missing and not args.allow_weaker_sandbox:
+            print(f"m2t: error: {sandbox.describe_missing(missing)}")
+            return 2
+        notes = confine.describe(missing)
         staged = Path(tempfile.mkdtemp(prefix="m2t-submission-"))
         impl = str(
-            sandbox.stage(
+            staging.stage(
                 Path(args.submission), [x.module for x in lessons], staged
             )
         )
+        notes += [
+            f"not graded: {name}: {why}"
+            for name, why in staging.refusals(staged).items()
+        ]
+        for note in notes:
+            print(reports.clean(note))
         if args.report:  # partial results survive a global kill
-            on_check = _partial_report(Path(args.report), lessons, start)
+            on_check = _partial_report(Path(args.report), lessons, start, notes)
     try:
         with quiet_native_stderr(not args.verbose):
             results = grading.grade(
@@ -51,6 +64,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
                 on_check=on_check,
                 sandbox=bool(args.submission),
                 lesson_timeout=args.lesson_timeout,
+                allow_weaker_sandbox=args.allow_weaker_sandbox,
             )
     finally:
         if staged is not None:
@@ -66,7 +80,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     what = f"submission {args.submission}" if args.submission else args.impl
     print(f"\nscore {total:g}/{most:g} in {seconds:.1f}s ({what})")
     if args.report:
-        reports.write_gradescope(Path(args.report), results, seconds)
+        reports.write_gradescope(Path(args.report), results, seconds, notes)
     if args.junit:
         reports.write_junit(Path(args.junit), results)
     graded = [r for r in results if r.checks]
@@ -75,7 +89,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
 
 def _partial_report(
-    path: Path, lessons: Sequence, start: float
+    path: Path, lessons: Sequence, start: float, notes: Sequence[str] = ()
 ) -> Callable[[object], None]:
     """An `on_check` that rewrites results.json after every check."""
     from m2t.grading import reports
@@ -89,7 +103,9 @@ def _partial_report(
             grading.LessonResult(x, [c for c in done if c.lesson == x.tag])
             for x in lessons
         ]
-        reports.write_gradescope(path, results, time.perf_counter() - start)
+        reports.write_gradescope(
+            path, results, time.perf_counter() - start, notes
+        )
 
     return write
 
@@ -138,6 +154,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--submission",
         help="grade the lesson files (and answers.toml) in this folder or "
         "student edition, in a sandboxed worker: untrusted code",
+    )
+    grade.add_argument(
+        "--allow-weaker-sandbox",
+        action="store_true",
+        help="with --submission: grade even where this machine lacks a "
+        "layer of the sandbox (the report names it)",
     )
     grade.add_argument("--report", help="write Gradescope results.json here")
     grade.add_argument("--junit", help="write JUnit XML here")

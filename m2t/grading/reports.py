@@ -4,12 +4,29 @@ JUnit XML."""
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
 
 from m2t import curriculum
 from m2t.grading.runner import LessonResult
+
+# Characters a message may not carry to a terminal, JSON or XML: C0 and C1
+# controls but newline and tab (a carriage return or an escape sequence
+# rewrites what the instructor sees; most are invalid XML), lone surrogates,
+# the bidirectional overrides, the line separators and U+FFFE/U+FFFF.
+_UNSAFE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e"
+    "\u2066-\u2069\ud800-\udfff\ufffe\uffff]"
+)
+
+
+def clean(text: str) -> str:
+    """`text` safe for a terminal, JSON and XML: each unsafe character
+    (see `_UNSAFE`) is shown as its escape, e.g. `\\x1b`."""
+    return _UNSAFE.sub(lambda m: ascii(m.group())[1:-1], str(text))
+
 
 _MARK = {
     "passed": "ok",
@@ -54,32 +71,34 @@ def table(results: Sequence[LessonResult], verbose: bool = False) -> str:
         lines.append("")
         lines.append(f"{r.lesson.tag} {r.lesson.title}:")
         for check in failing:
-            first = check.message.splitlines()[0] if check.message else ""
+            message = clean(check.message)
+            first = message.splitlines()[0] if message else ""
             if check.status == "not_started":
                 if first in seen:
                     continue
                 seen.add(first)
                 lines.append(f"  [{_MARK[check.status]}] {first}")
                 continue
-            body = (
-                check.message
-                if verbose
-                else "\n".join(check.message.splitlines()[:4])
-            )
+            body = message if verbose else "\n".join(message.splitlines()[:4])
             body = body.replace("\n", "\n      ")
-            lines.append(f"  [{_MARK[check.status]}] {check.name}: {body}")
+            lines.append(
+                f"  [{_MARK[check.status]}] {clean(check.name)}: {body}"
+            )
     return "\n".join(lines)
 
 
-def gradescope(results: Sequence[LessonResult], seconds: float) -> dict:
+def gradescope(
+    results: Sequence[LessonResult], seconds: float, notes: Sequence[str] = ()
+) -> dict:
     """Gradescope's autograder `results.json` (tests[] with name, number,
-    score, max_score, status, output, visibility)."""
+    score, max_score, status, output, visibility); `notes` (e.g. how the
+    sandbox was confined) lead the summary in `output`."""
     tests = []
     for r in results:
         for i, check in enumerate(r.checks, 1):
             tests.append(
                 {
-                    "name": f"{r.lesson.tag} {check.name}",
+                    "name": clean(f"{r.lesson.tag} {check.name}"),
                     "number": f"{curriculum.number(r.lesson)}.{i}",
                     "score": check.score,
                     "max_score": 0.0
@@ -88,7 +107,7 @@ def gradescope(results: Sequence[LessonResult], seconds: float) -> dict:
                     "status": "passed"
                     if check.status == "passed"
                     else "failed",
-                    "output": check.message,
+                    "output": clean(check.message),
                     "tags": [r.lesson.module, check.status],
                     "visibility": "visible",
                 }
@@ -104,7 +123,7 @@ def gradescope(results: Sequence[LessonResult], seconds: float) -> dict:
         "score": score,
         "max_score": max_score,
         "execution_time": round(seconds, 3),
-        "output": summary,
+        "output": "\n".join([*map(clean, notes), summary]),
         "visibility": "visible",
         "stdout_visibility": "hidden",
         "tests": tests,
@@ -112,11 +131,14 @@ def gradescope(results: Sequence[LessonResult], seconds: float) -> dict:
 
 
 def write_gradescope(
-    path: Path, results: Sequence[LessonResult], seconds: float
+    path: Path,
+    results: Sequence[LessonResult],
+    seconds: float,
+    notes: Sequence[str] = (),
 ) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(gradescope(results, seconds), indent=2))
+    tmp.write_text(json.dumps(gradescope(results, seconds, notes), indent=2))
     tmp.replace(path)
 
 
@@ -142,18 +164,19 @@ def junit(results: Sequence[LessonResult]) -> ET.ElementTree:
                 suite,
                 "testcase",
                 classname=f"graders.test_{r.lesson.module}",
-                name=check.name,
+                name=clean(check.name),
                 time=f"{check.seconds:.3f}",
             )
-            first = check.message.splitlines()[0] if check.message else ""
+            message = clean(check.message)
+            first = message.splitlines()[0] if message else ""
             if check.status in ("failed", "not_started"):
                 node = ET.SubElement(
                     case, "failure", message=first, type=check.status
                 )
-                node.text = check.message
+                node.text = message
             elif check.status == "error":
                 node = ET.SubElement(case, "error", message=first, type="error")
-                node.text = check.message
+                node.text = message
             elif check.status == "skipped":
                 ET.SubElement(case, "skipped", message=first)
     return ET.ElementTree(suites)

@@ -188,6 +188,7 @@ def pytest_args(
     timeout: float,
     sandbox: bool = False,
     lesson_timeout: float = settings.LESSON_TIMEOUT,
+    allow_weaker_sandbox: bool = False,
 ) -> list[str]:
     """The pytest command line the runner uses.
 
@@ -202,6 +203,8 @@ def pytest_args(
             f"--lesson-timeout={lesson_timeout:g}",
         ]
         limits.append(f"--timeout={2 * timeout + settings.BACKSTOP_MARGIN:g}")
+        if allow_weaker_sandbox:
+            limits.append("--allow-weaker-sandbox")
     else:
         limits = [f"--timeout={timeout:g}"]
     return [
@@ -227,6 +230,7 @@ def grade(
     sandbox: bool = False,
     lesson_timeout: float = settings.LESSON_TIMEOUT,
     plugins: Sequence[object] = (),
+    allow_weaker_sandbox: bool = False,
 ) -> list[LessonResult]:
     """Grade `lessons` against the implementation `impl` in this process.
 
@@ -239,6 +243,8 @@ def grade(
         sandbox: run the student's code in a sandboxed worker process
             (`m2t.grading.sandbox`) instead of this one; `timeout` then limits
             each probe and `lesson_timeout` all probes of a lesson.
+        allow_weaker_sandbox: grade in a worker that lacks a layer of
+            `m2t.grading.confine` this machine cannot give (else refused).
         plugins: more pytest plugins for this run (e.g. `m2t watch` stops
             a run early when a file is saved again).
 
@@ -253,7 +259,9 @@ def grade(
     if files and not sandbox:
         _warm_start()
     if files:
-        args = pytest_args(files, impl, timeout, sandbox, lesson_timeout)
+        args = pytest_args(
+            files, impl, timeout, sandbox, lesson_timeout, allow_weaker_sandbox
+        )
         with _no_plugin_autoload() as load:
             if show_pytest:
                 code = pytest.main(

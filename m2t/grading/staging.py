@@ -1,0 +1,129 @@
+"""Staging a submission: copy only what is graded, following no link.
+
+Every component below the submission folder is opened relative to its
+parent's descriptor with `O_NOFOLLOW`, so a symbolic link anywhere (a
+linked `lessons/` folder, a linked file, or a file swapped for a link while
+staging runs) is refused, never followed; each file is checked with `fstat`
+on the open descriptor (a regular file, one link, at most `MAX_BYTES`) and
+copied from that descriptor.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+MAX_BYTES = 1 << 20
+"""The largest lesson file or answers.toml that is graded."""
+
+REFUSED = "refused.json"
+"""Written beside the staged files: {file name: why it was not staged}."""
+
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def _why_not(err: OSError, what: str) -> str:
+    if err.errno == 40:  # ELOOP: the last component is a symbolic link
+        return f"{what} is a symbolic link"
+    if err.errno == 20:  # ENOTDIR: a link to a folder, or a file
+        return f"{what} is a symbolic link or not a folder"
+    return f"{what} cannot be opened ({os.strerror(err.errno)})"
+
+
+def _open_source(submission: Path) -> tuple[int, str, str]:
+    """(descriptor, display prefix, refusal) of the folder holding the
+    lesson files: `submission/lessons` when there is one, else
+    `submission` itself (which the instructor names, so it may be a link)."""
+    root = os.open(submission, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        info = os.stat("lessons", dir_fd=root, follow_symlinks=False)
+    except FileNotFoundError:
+        return root, "", ""
+    if stat.S_ISLNK(info.st_mode):
+        return root, "lessons/", "lessons/ is a symbolic link"
+    if not stat.S_ISDIR(info.st_mode):
+        return root, "", ""
+    try:
+        fd = os.open("lessons", _DIR, dir_fd=root)
+    except OSError as err:
+        return root, "lessons/", _why_not(err, "lessons/")
+    os.close(root)
+    return fd, "lessons/", ""
+
+
+def _read(folder: int, name: str) -> bytes:
+    """The bytes of regular file `name` in `folder`; ValueError saying why
+    it is refused."""
+    try:
+        fd = os.open(name, _FILE, dir_fd=folder)
+    except FileNotFoundError:
+        raise
+    except OSError as err:
+        raise ValueError(_why_not(err, name)) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError(f"{name} is not a regular file")
+        if info.st_nlink != 1:
+            raise ValueError(f"{name} has {info.st_nlink} hard links")
+        if info.st_size > MAX_BYTES:
+            raise ValueError(
+                f"{name} is {info.st_size} bytes, over the {MAX_BYTES} limit"
+            )
+        data = os.read(fd, MAX_BYTES + 1)
+        if len(data) > MAX_BYTES:  # grew since fstat
+            raise ValueError(f"{name} is over the {MAX_BYTES}-byte limit")
+        return data
+    finally:
+        os.close(fd)
+
+
+def stage(submission: Path, modules: list[str], dest: Path) -> Path:
+    """Copy only what is graded from a submission: `lNN_topic.py` files of
+    known lessons and `answers.toml`, each at most `MAX_BYTES`; everything
+    else (tests, conftest.py, pytest.ini, graders) is ignored.
+
+    `submission` is a folder holding the lesson files, or a student edition
+    (or its clone) with a `lessons/` folder. A file that is a link, not a
+    regular file, or too big is not staged; `refusals(dest)` says why.
+
+    Raises:
+        ValueError: `submission` is no folder.
+    """
+    submission = Path(submission)
+    if not submission.is_dir():
+        raise ValueError(f"--submission {str(submission)!r}: no such folder")
+    dest.mkdir(parents=True, exist_ok=True)
+    dest.chmod(0o755)  # a worker that dropped root reads it
+    names = [f"{m}.py" for m in modules] + ["answers.toml"]
+    refused: dict[str, str] = {}
+    folder, prefix, why = _open_source(submission)
+    try:
+        for name in names:
+            if why:
+                refused[name] = why
+                continue
+            try:
+                data = _read(folder, name)
+            except FileNotFoundError:
+                continue
+            except ValueError as err:
+                refused[name] = f"{prefix}{err}"
+                continue
+            (dest / name).write_bytes(data)
+            (dest / name).chmod(0o644)
+    finally:
+        os.close(folder)
+    (dest / REFUSED).write_text(json.dumps(refused, indent=1))
+    return dest
+
+
+def refusals(staged: Path) -> dict[str, str]:
+    """{file name: why it was not staged} for a folder `stage` wrote."""
+    try:
+        return json.loads((Path(staged) / REFUSED).read_text())
+    except (OSError, ValueError):
+        return {}
