@@ -27,3 +27,115 @@ def test_self_check_fails_when_a_skeleton_crashes(m2t, tmp_path):
     result = m2t("check", "16", "--lessons-dir", str(tmp_path))
     assert result.returncode == 1
     assert "error on the untouched lessons" in result.stdout
+
+
+COURSE = (
+    "m2t",
+    "graders",
+    "lessons",
+    "solutions",
+    "notebooks",
+    "m2t_data",
+    "curriculum.toml",
+    "pyproject.toml",
+)
+"""What a scratch copy of the course needs to run `python -m m2t` in it."""
+
+
+def _scratch(tmp_path):
+    repo = tmp_path / "repo"
+    ignore = shutil.ignore_patterns(
+        "__pycache__", "*.pyc", ".ipynb_checkpoints"
+    )
+    for name in COURSE:
+        if (ROOT / name).is_dir():
+            shutil.copytree(ROOT / name, repo / name, ignore=ignore)
+        else:
+            shutil.copy(ROOT / name, repo / name)
+    return repo
+
+
+def test_a_new_lesson_is_checked_once_written_and_refused_when_a_file_goes(
+    m2t, tmp_path
+):
+    repo = _scratch(tmp_path)
+    made = m2t("dev", "new-lesson", "99", "demo", cwd=repo)
+    assert made.returncode == 0, made.stdout + made.stderr
+    from m2t.authoring import scaffold
+    from m2t.curriculum import Lesson
+
+    demo = Lesson("99", "l99_demo", "Demo", ("demo",))
+    files = scaffold.footprint(demo, repo)
+    for path in files.values():
+        assert f"wrote {path.relative_to(repo)}" in made.stdout
+    assert (
+        '[[lesson]]\nid = "99"\nmodule = "l99_demo"'
+        in (repo / "curriculum.toml").read_text()
+    )
+
+    # As written, the reference is a placeholder: check refuses.
+    unwritten = m2t("check", "99", cwd=repo)
+    assert unwritten.returncode == 1
+    assert "not_started on solutions/" in unwritten.stdout
+
+    solution, grader = files["solution"], files["grader"]
+    solution.write_text(
+        solution.read_text().replace(
+            'raise NotImplementedError("l99: write the reference solution")',
+            "return 2.0 * x",
+        )
+    )
+    grader.write_text(
+        grader.read_text().replace(
+            'raise NotImplementedError("l99 grader: write the float64 '
+            'reference")',
+            "return 2.0 * x",
+        )
+    )
+    written = m2t("check", "99", cwd=repo)
+    assert written.returncode == 0, written.stdout + written.stderr
+    assert written.stdout.strip().endswith("check: ok")
+
+    files["notes"].unlink()
+    gone = m2t("check", "99", cwd=repo)
+    assert gone.returncode == 1
+    assert "l99 (l99_demo): no notes file lessons/notes/l99_demo.md" in (
+        gone.stdout
+    )
+
+
+def test_new_lesson_refuses_a_taken_number_and_writes_nothing(m2t, tmp_path):
+    repo = _scratch(tmp_path)
+    before = (repo / "curriculum.toml").read_text()
+    taken = m2t("dev", "new-lesson", "16", "other", cwd=repo)
+    assert taken.returncode == 2
+    assert (
+        "lesson 16: curriculum.toml has l16_attention_scoring" in taken.stderr
+    )
+    (repo / "lessons" / "notes" / "l98_demo.md").write_text("mine")
+    there = m2t("dev", "new-lesson", "98", "demo", cwd=repo)
+    assert there.returncode == 2
+    assert "lessons/notes/l98_demo.md is already there" in there.stderr
+    assert not (repo / "solutions" / "l98_demo.py").exists()
+    assert (repo / "curriculum.toml").read_text() == before
+
+
+def test_a_new_entry_goes_in_number_order_before_the_question_list():
+    from m2t.authoring import scaffold
+
+    text = (
+        '[[lesson]]\nid = "01"\nmodule = "l01_a"\n\n'
+        '[[lesson]]\nid = "03"\nmodule = "l03_c"\n\n'
+        '# the list\n[questions]\nmodule = "questions"\n'
+    )
+    two = scaffold.insert_entry(text, '[[lesson]]\nid = "02"\n', "02")
+    assert (
+        two.index('id = "01"') < two.index('id = "02"') < two.index('id = "03"')
+    )
+    four = scaffold.insert_entry(text, '[[lesson]]\nid = "04"\n', "04")
+    assert (
+        four.index('id = "03"')
+        < four.index('id = "04"')
+        < four.index("# the list")
+    )
+    assert four.replace('[[lesson]]\nid = "04"\n\n', "") == text

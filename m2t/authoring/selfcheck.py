@@ -17,38 +17,79 @@ from m2t import ROOT
 from m2t import curriculum
 from m2t.authoring import make_lessons
 from m2t.authoring import mutants
+from m2t.authoring import scaffold
 from m2t.grading.runner import LessonResult
 from m2t.student import hints
 
 
 def structure(lessons: Sequence[curriculum.Lesson]) -> list[str]:
-    """Problems with the files of `lessons` (those that have a solution)."""
+    """Problems with the files of `lessons` (those that have a solution):
+    a file of the lesson's footprint missing (named), notes without both
+    languages, a hints file without ladders, a curriculum object the
+    solution does not define, a grader importing lessons or solutions."""
     problems = []
     for lesson in lessons:
-        solution = lesson.reference
-        if lesson.is_question_list or not solution.exists():
+        if lesson.is_question_list or not lesson.reference.exists():
             continue
         where = f"{lesson.tag} ({lesson.module})"
-        if not (ROOT / "lessons" / solution.name).exists():
-            problems.append(f"{where}: no lessons/{solution.name}")
-        if not lesson.grader.exists():
-            problems.append(f"{where}: no grader {lesson.grader.name}")
-            continue
-        if not hints.ladder(lesson.module):
-            problems.append(f"{where}: no lessons/hints/{lesson.module}.toml")
-        tree = ast.parse(lesson.grader.read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
-            names = []
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                names = [node.module or ""]
-            for name in names:
-                if name.split(".")[0] in ("lessons", "solutions"):
-                    problems.append(
-                        f"{where}: the grader imports {name}; reach the "
-                        "student's code only through probes"
-                    )
+        files = scaffold.footprint(lesson)
+        for role, path in files.items():
+            if not path.exists():
+                shown = path.relative_to(ROOT).as_posix()
+                problems.append(f"{where}: no {role} file {shown}")
+        if files["notes"].exists():
+            text = files["notes"].read_text(encoding="utf-8")
+            for heading in scaffold.NOTES_SECTIONS:
+                if heading not in text.splitlines():
+                    problems.append(f"{where}: the notes have no {heading!r}")
+        if files["hints"].exists():
+            try:
+                if not hints.ladder(lesson.module):
+                    problems.append(f"{where}: the hints file has no [[todo]]")
+            except ValueError as exc:
+                problems.append(f"{where}: {exc}")
+        defined = _top_level_names(lesson.reference)
+        for name in lesson.objects:
+            if name not in defined:
+                problems.append(
+                    f"{where}: curriculum.toml lists {name!r}, which "
+                    f"solutions/{lesson.filename} does not define"
+                )
+        if files["grader"].exists():
+            problems += _grader_imports(lesson, where)
+    return problems
+
+
+def _top_level_names(path: Path) -> set[str]:
+    """The functions, classes and variables a module defines at its top."""
+    names = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        elif isinstance(node, ast.AnnAssign) and isinstance(
+            node.target, ast.Name
+        ):
+            names.add(node.target.id)
+    return names
+
+
+def _grader_imports(lesson: curriculum.Lesson, where: str) -> list[str]:
+    problems = []
+    tree = ast.parse(lesson.grader.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            names = [node.module or ""]
+        for name in names:
+            if name.split(".")[0] in ("lessons", "solutions"):
+                problems.append(
+                    f"{where}: the grader imports {name}; reach the "
+                    "student's code only through probes"
+                )
     return problems
 
 

@@ -5,9 +5,11 @@ m2t dev make-lessons [--check]    regenerate lessons/ from solutions/
 m2t dev check [LESSON ...]        the course's self-check
 m2t dev mutants [LESSON ...]      every known mistake caught and named
 m2t dev release --out DIR         build the student edition
+m2t dev new-lesson NN topic       write every file of a new lesson
 
-Each is also registered at the top level under its old name (`m2t check`,
-`m2t make-lessons`, ...), so existing scripts and docs keep working.
+The first four are also registered at the top level under their old names
+(`m2t check`, `m2t make-lessons`, ...), so existing scripts and docs keep
+working.
 """
 
 from __future__ import annotations
@@ -102,6 +104,23 @@ def cmd_release(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_new_lesson(args: argparse.Namespace) -> int:
+    from m2t import ROOT
+    from m2t.authoring import scaffold
+
+    written = scaffold.new_lesson(args.number, args.topic, title=args.title)
+    for path in written:
+        print(f"wrote {path.relative_to(ROOT)}")
+    lesson = written[0].stem
+    print(
+        f"\nNext: write the solution and the grader's reference (each "
+        f"TODO(author) in the files above), then `m2t make-lessons` and "
+        f"`m2t check {lesson[1:3]}`; `m2t answers-template` once the "
+        "lesson has questions."
+    )
+    return 0
+
+
 def _make_lessons(sub: argparse._SubParsersAction, text: str) -> None:
     make = sub.add_parser("make-lessons", help=text)
     make.add_argument(
@@ -141,6 +160,14 @@ def _release(sub: argparse._SubParsersAction, text: str) -> None:
     rel.set_defaults(func=cmd_release)
 
 
+def _new_lesson(sub: argparse._SubParsersAction, text: str) -> None:
+    new = sub.add_parser("new-lesson", help=text)
+    new.add_argument("number", help="the lesson number, e.g. 21")
+    new.add_argument("topic", help="lower_snake_case, e.g. layer_norm")
+    new.add_argument("--title", help="the title (default: from the topic)")
+    new.set_defaults(func=cmd_new_lesson)
+
+
 COMMANDS: dict[str, tuple[Callable, str]] = {
     "make-lessons": (_make_lessons, "regenerate lessons/ from solutions/"),
     "check": (
@@ -156,8 +183,15 @@ COMMANDS: dict[str, tuple[Callable, str]] = {
         _release,
         "build the student edition (no solutions, no keys)",
     ),
+    "new-lesson": (
+        _new_lesson,
+        "write every file of a new lesson and its curriculum entry",
+    ),
 }
 """The authoring commands: name -> (adds its parser, help)."""
+
+OLD_NAMES = ("make-lessons", "check", "mutants", "release")
+"""The authoring commands that were top-level before `m2t dev`."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -165,11 +199,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     top level too under its old name."""
     dev = sub.add_parser(
         "dev",
-        help="authoring: make-lessons, check, mutants, release",
+        help="authoring: make-lessons, check, mutants, release, new-lesson",
         description="The course author's commands (the full repository).",
     )
     inner = dev.add_subparsers(dest="dev_command", required=True)
     for add, text in COMMANDS.values():
         add(inner, text)
-    for name, (add, text) in COMMANDS.items():
+    for name in OLD_NAMES:
+        add, text = COMMANDS[name]
         add(sub, f"{text} (= m2t dev {name})")
