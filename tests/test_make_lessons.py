@@ -131,6 +131,14 @@ def test_the_committed_todos_are_specs(m2t):
     assert "l01_mlp: 4 of 4 TODOs give their shapes; they name" in clean.stdout
 
 
+def test_docs_specs_table_is_current():
+    table = (ROOT / "docs" / "specs.md").read_text()
+    assert table == make_lessons.specs_table(make_lessons.specs()), (
+        "docs/specs.md is stale: run "
+        "`m2t make-lessons --markdown docs/specs.md`"
+    )
+
+
 def test_make_lessons_check_command(m2t, tmp_path):
     name = "l01_mlp"
     (tmp_path / "solutions").mkdir()

@@ -4,6 +4,11 @@ Each region between `# BEGIN SOLUTION` and `# END SOLUTION` (same
 indentation, directly under a `# TODO(lNN): ...` spec) is cut and replaced
 by `raise NotImplementedError("lNN: <Class.method>")`. Anything else that
 looks like a marker is refused, so marker syntax cannot drift.
+
+The TODO is a spec, not dictation: `specs` counts the library calls of
+each region and those its TODO names, and `spec_problems` refuses a TODO
+that names more than a third of them or gives no shapes in and out
+(`m2t make-lessons --check`); `specs_table` is docs/specs.md.
 """
 
 from __future__ import annotations
@@ -390,14 +395,16 @@ def specs_table(found: list[Spec]) -> str:
     out = [
         "# Specs, not dictation: the figures",
         "",
-        "Written by `m2t make-lessons --table docs/specs.md`; do not edit.",
+        "Written by `m2t make-lessons --markdown docs/specs.md`; do not edit.",
         "A library call is a dotted call (`ops.*`, `keras.*`, `layers.*`,",
         "`tf.*`, `np.*`, `math.*`) inside a solution region, counted once per",
         "call; a TODO or a hint names it when the call's last component",
-        "appears there as a word. `make-lessons --check` refuses a TODO that",
-        "names more than a third of its region's calls or gives no shapes in",
-        "and out; the hint rungs 2-3 (the API, the near-solution) of each",
-        "TODO should name at least 90%.",
+        "appears there as a word (case-sensitive: `Dense`, not `dense`).",
+        "A TODO gives its shapes when it has an `(in) -> (out)` such as",
+        "`X (B, D) -> O (B, U)` or `list[str] -> int`. `make-lessons --check`",
+        "refuses a TODO that names more than a third of its region's calls",
+        "or gives no shapes; tests/test_hints.py wants the hint rungs 2-3",
+        "(the API, the near-solution) of each TODO to name at least 90%.",
         "",
         "| lesson | TODOs | with shapes | calls | named in TODOs | "
         "named in hints 2-3 |",
