@@ -16,16 +16,15 @@ Every axis of the inputs has its own size (B=2, H=99, W=67 or B=2, H=8,
 W=6, C=3), so a height/width mix-up shows.
 """
 
-import numpy as np
 import pytest
 
 from graders.lib.cnn_probes import train_steps
 from graders.lib.cnn_probes import transfer
-from graders.lib.cnn_references import expect_table
+from graders.lib.cnn_references import expect_loss_falls
+from graders.lib.cnn_references import expect_network_table
 from graders.lib.cnn_references import forward
 from graders.lib.cnn_references import init_weights
 from graders.lib.cnn_references import simulate
-from graders.lib.cnn_references import table_rows
 from graders.lib.cnn_references import toy_images
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
@@ -272,15 +271,11 @@ def run_training(m, kind, kwargs, x, y, steps):
 @pytest.mark.parametrize("kind", ["alexnet", "vgg", "nin"])
 def test_seed_layer_table(kind):
     """Each layer's output shape on (1, 224, 224, 1), as the seed prints."""
-    facts = memo(run_table, lesson.module, kind)
-    expect(
-        facts["type"] == "Sequential",
-        f"{kind}() should return a keras.Sequential, got {facts['type']}.",
-    )
-    expect_table(
-        table_rows(facts["rows"]),
+    expect_network_table(
+        memo(run_table, lesson.module, kind),
+        f"{kind}()",
+        SEED_INPUT,
         SEED_TABLES[kind],
-        f"{kind}() on (1, 224, 224, 1)",
         diagnoses=_table_candidates(kind),
     )
 
@@ -417,12 +412,6 @@ def test_narrow_network_trains(kind):
     quadrants, standardised); the loss falls by 10% within a few steps."""
     kwargs, (h, w) = SMOKE[kind]
     steps = SMOKE_STEPS[kind]
-    x, y = toy_images(16, h, w)
-    x = (x - x.mean()) / x.std()
+    x, y = toy_images(16, h, w, standardised=True)
     losses = run_training(kind, kwargs, x, y, steps)
-    expect(
-        bool(np.all(np.isfinite(losses))) and min(losses[1:]) < 0.9 * losses[0],
-        f"a narrow {kind} should lower its loss by 10% within {steps} Adam "
-        f"steps on one batch of toy images; losses: "
-        f"{[round(v, 3) for v in losses]}.",
-    )
+    expect_loss_falls(losses, f"a narrow {kind}")

@@ -30,17 +30,16 @@ from graders.lib.cnn_references import batch_norm
 from graders.lib.cnn_references import bn_params
 from graders.lib.cnn_references import conv2d
 from graders.lib.cnn_references import conv_params
-from graders.lib.cnn_references import expect_table
+from graders.lib.cnn_references import expect_loss_falls
+from graders.lib.cnn_references import expect_network_table
 from graders.lib.cnn_references import max_pool
 from graders.lib.cnn_references import random_weight
 from graders.lib.cnn_references import relu
 from graders.lib.cnn_references import simulate
-from graders.lib.cnn_references import table_rows
 from graders.lib.cnn_references import toy_images
 from graders.lib.contract import expect_layer_contract
 from graders.lib.contract import expect_value_errors
 from graders.lib.judge import Mistake
-from graders.lib.judge import expect
 from graders.lib.judge import expect_close
 from graders.lib.judge import expect_count
 from graders.lib.judge import expect_reference
@@ -425,15 +424,11 @@ def test_inception_matches_reference(rng, case):
 @pytest.mark.points(2)
 def test_googlenet_seed_layer_table():
     """Each stage's output shape on (1, 96, 96, 1), as the seed prints."""
-    facts = memo(run_table, lesson.module, "googlenet")
-    expect(
-        facts["type"] == "Sequential",
-        f"googlenet() should return a keras.Sequential, got {facts['type']}.",
-    )
-    expect_table(
-        table_rows(facts["rows"]),
+    expect_network_table(
+        memo(run_table, lesson.module, "googlenet"),
+        "googlenet()",
+        GOOGLENET_INPUT,
         GOOGLENET_TABLE,
-        "googlenet() on (1, 96, 96, 1)",
         hint="b1..b5 are each one keras.Sequential; b5 ends in "
         "GlobalAveragePooling2D.",
     )
@@ -533,15 +528,11 @@ def test_keras_layer_contract(rng, kind):
 @pytest.mark.points(2)
 def test_resnet18_seed_layer_table():
     """Each stage's output shape on (1, 224, 224, 1), as the seed prints."""
-    facts = memo(run_table, lesson.module, "resnet18")
-    expect(
-        facts["type"] == "Sequential",
-        f"resnet18() should return a keras.Sequential, got {facts['type']}.",
-    )
-    expect_table(
-        table_rows(facts["rows"]),
+    expect_network_table(
+        memo(run_table, lesson.module, "resnet18"),
+        "resnet18()",
+        RESNET_INPUT,
         RESNET18_TABLE,
-        "resnet18() on (1, 224, 224, 1)",
         diagnoses={
             FIRST_STAGE_DOWNSAMPLES: simulate(
                 resnet18_spec(mistake=FIRST_STAGE_DOWNSAMPLES), RESNET_INPUT
@@ -577,11 +568,9 @@ def test_trains(kind):
     """Smoke: Adam on 16 generated 16x16 images; the loss falls by 10%
     within 4 steps (a narrow ResNet-18; a small net around one Inception
     block)."""
-    x, y = toy_images(16, 16, 16)
-    x = (x - x.mean()) / x.std()
-    losses = run_training(kind, x, y, 4)
-    expect(
-        bool(np.all(np.isfinite(losses))) and min(losses[1:]) < 0.9 * losses[0],
-        f"{kind}: the loss should fall by 10% within 4 Adam steps on one "
-        f"batch of toy images; losses: {[round(v, 3) for v in losses]}.",
-    )
+    x, y = toy_images(16, 16, 16, standardised=True)
+    what = {
+        "inception": "a small net around one Inception block",
+        "resnet18": "a narrow ResNet-18",
+    }[kind]
+    expect_loss_falls(run_training(kind, x, y, 4), what)

@@ -12,12 +12,13 @@ import pytest
 
 from graders.lib.contract import expect_layer_contract
 from graders.lib.contract import expect_value_errors
+from graders.lib.data import text_batches
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
 from graders.lib.judge import mistake_outputs
-from graders.lib.probes import gradient_check
 from graders.lib.probes import layer_contract
+from graders.lib.probes import state_gradient
 from graders.lib.probes import value_errors
 from graders.lib.tolerances import EXACT
 from graders.lib.tolerances import GRAD
@@ -226,17 +227,8 @@ def run_contract(m, X):
 
 @lesson.probe
 def run_gradient(m, X, h0, weights, probe_out, probe_state):
-    import keras
-
     layer = _scratch(m, weights, dtype="float64")
-
-    def f(h):
-        out, state = layer(X, h)
-        return keras.ops.sum(out * probe_out) + keras.ops.sum(
-            state * probe_state
-        )
-
-    return gradient_check(f, h0)
+    return state_gradient(lambda h: layer(X, h), h0, probe_out, probe_state)
 
 
 @lesson.probe
@@ -282,17 +274,7 @@ VOCAB_TRAIN = ["<unk>", *sorted(set(TEXT))]
 
 def _text_batches(rng, n, b=8, t=6):
     index = {c: i for i, c in enumerate(VOCAB_TRAIN)}
-    corpus = np.array([index[c] for c in TEXT])
-    out = []
-    for _ in range(n):
-        starts = rng.integers(0, len(corpus) - t - 1, size=b)
-        out.append(
-            (
-                np.stack([corpus[s : s + t] for s in starts]),
-                np.stack([corpus[s + 1 : s + 1 + t] for s in starts]),
-            )
-        )
-    return out
+    return text_batches(rng, TEXT, index, n, b, t)
 
 
 # ------------------------------------------------------------------ checks

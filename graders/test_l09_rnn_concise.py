@@ -12,13 +12,14 @@ import pytest
 
 from graders.lib.contract import expect_layer_contract
 from graders.lib.contract import expect_value_errors
+from graders.lib.data import text_batches
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
 from graders.lib.judge import expect_shape
 from graders.lib.judge import mistake_outputs
-from graders.lib.probes import gradient_check
 from graders.lib.probes import layer_contract
+from graders.lib.probes import state_gradient
 from graders.lib.probes import value_errors
 from graders.lib.tolerances import GRAD
 from m2t.grading.probe import Lesson
@@ -131,17 +132,8 @@ def run_contract(m, X, embedding_dim):
 
 @lesson.probe
 def run_gradient(m, X, h0, weights, probe_out, probe_state):
-    import keras
-
     model = _model(m, X, weights, dtype="float64")
-
-    def f(h):
-        out, state = model(X, h)
-        return keras.ops.sum(out * probe_out) + keras.ops.sum(
-            state * probe_state
-        )
-
-    return gradient_check(f, h0)
+    return state_gradient(lambda h: model(X, h), h0, probe_out, probe_state)
 
 
 @lesson.probe
@@ -189,17 +181,7 @@ CHARS = sorted(set(TEXT))
 
 def _text_batches(rng, n, b=8, t=6):
     index = {c: i + 1 for i, c in enumerate(CHARS)}  # 0: unknown
-    corpus = np.array([index[c] for c in TEXT])
-    out = []
-    for _ in range(n):
-        starts = rng.integers(0, len(corpus) - t - 1, size=b)
-        out.append(
-            (
-                np.stack([corpus[s : s + t] for s in starts]),
-                np.stack([corpus[s + 1 : s + 1 + t] for s in starts]),
-            )
-        )
-    return out
+    return text_batches(rng, TEXT, index, n, b, t)
 
 
 # ------------------------------------------------------------------ checks

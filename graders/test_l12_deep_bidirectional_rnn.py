@@ -22,6 +22,7 @@ from graders.lib.judge import expect
 from graders.lib.judge import expect_close
 from graders.lib.judge import expect_shape
 from graders.lib.judge import mistake_outputs
+from graders.lib.judge import stack_same_shape
 from graders.lib.probes import gradient_check
 from graders.lib.probes import layer_contract
 from graders.lib.probes import value_errors
@@ -220,16 +221,6 @@ def _flat(states):
     return [np.asarray(a) for a in out]
 
 
-def _stacked(states, what):
-    """The states as one array, or a failed check if their shapes differ."""
-    shapes = sorted({tuple(np.shape(s)) for s in states})
-    expect(
-        len(shapes) == 1,
-        f"{what}: every state should have the same shape, got {shapes}.",
-    )
-    return np.stack([np.asarray(s) for s in states])
-
-
 # ------------------------------------------------------------------ checks
 @pytest.mark.parametrize("cell", ["gru", "lstm"])
 def test_stacked_shapes(rng, cell):
@@ -268,7 +259,7 @@ def test_stacked_matches_reference(rng, start):
         f"StackedRNN must return one state per layer ({L}), got {len(states)}.",
     )
     expect_close(
-        _stacked(states, "StackedRNN('rnn') states"),
+        stack_same_shape(states, "StackedRNN('rnn') states"),
         np.stack(ref_states),
         "StackedRNN('rnn') last states, one per layer (L, B, U)",
         diagnoses=_diagnoses(ref_stacked, *args, pick=lambda o: np.stack(o[1])),
@@ -299,7 +290,7 @@ def test_stacked_matches_keras_stacked_cells(rng, cell):
         hint="layer i+1 reads the whole output sequence of layer i.",
     )
     expect_close(
-        _stacked(_flat(states), f"StackedRNN({cell!r}) states"),
+        stack_same_shape(_flat(states), f"StackedRNN({cell!r}) states"),
         np.stack(_flat(ref_states)),
         f"StackedRNN({cell!r}) states vs StackedRNNCells",
     )
@@ -354,7 +345,7 @@ def test_bidirectional_matches_reference(rng):
         diagnoses=diagnoses,
     )
     expect_close(
-        _stacked(states, "BidirectionalRNN('rnn') states"),
+        stack_same_shape(states, "BidirectionalRNN('rnn') states"),
         np.stack(ref_states),
         "BidirectionalRNN('rnn') [forward_state, backward_state]",
         hint="the backward state is its state after reading x_T ... x_1.",
@@ -387,7 +378,7 @@ def test_bidirectional_matches_keras_bidirectional(rng, masked):
         hint="with a mask, flip it together with the inputs.",
     )
     expect_close(
-        _stacked(states, "BidirectionalRNN('gru') states"),
+        stack_same_shape(states, "BidirectionalRNN('gru') states"),
         np.stack(ref_states),
         "BidirectionalRNN('gru') states vs keras.layers.Bidirectional",
     )

@@ -25,6 +25,7 @@ from graders.lib.judge import expect
 from graders.lib.judge import expect_close
 from graders.lib.judge import expect_shape
 from graders.lib.judge import mistake_outputs
+from graders.lib.judge import stack_same_shape
 from graders.lib.probes import gradient_check
 from graders.lib.probes import layer_contract
 from graders.lib.probes import value_errors
@@ -465,16 +466,6 @@ def _decoder_inputs(rng):
     return Y, states, context
 
 
-def _stacked(states, what):
-    """The states as one array, or a failed check if their shapes differ."""
-    shapes = sorted({tuple(np.shape(s)) for s in states})
-    expect(
-        len(shapes) == 1,
-        f"{what}: every state should have the same shape, got {shapes}.",
-    )
-    return np.stack([np.asarray(s) for s in states])
-
-
 # ------------------------------------------------------- checks: the model
 @pytest.mark.points(2)
 def test_encoder_matches_reference(rng):
@@ -495,7 +486,7 @@ def test_encoder_matches_reference(rng):
         hint="embedding, then each GRU on the previous one's whole sequence.",
     )
     expect_close(
-        _stacked(states, "Seq2SeqEncoder states"),
+        stack_same_shape(states, "Seq2SeqEncoder states"),
         np.stack(ref_states),
         "Seq2SeqEncoder states (L, B, U)",
         hint="states[i] is layer i's last state, bottom layer first.",
@@ -522,7 +513,7 @@ def test_decoder_matches_reference(rng):
         f"{len(got['states'])}.",
     )
     expect_close(
-        _stacked(got["states"], "Seq2SeqDecoder new states"),
+        stack_same_shape(got["states"], "Seq2SeqDecoder new states"),
         np.stack(ref_states),
         "decoder new states",
     )

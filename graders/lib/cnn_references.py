@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from graders.lib.judge import Mistake
+from graders.lib.judge import expect
 from graders.lib.judge import fail
 
 Row = tuple[str, tuple[int, ...]]
@@ -394,15 +395,60 @@ def expect_table(
     fail(lines, mistake)
 
 
+def expect_network_table(
+    facts: Mapping[str, Any],
+    call: str,
+    input_shape: tuple[int, ...],
+    expected: Sequence[Row],
+    *,
+    diagnoses: Mapping[Mistake, Sequence[Row]] | None = None,
+    hint: str = "",
+) -> None:
+    """`call` (e.g. "vgg()") returned a keras.Sequential whose layer table
+    on `input_shape` is `expected`.
+
+    Args:
+        facts: what `cnn_probes.layer_table` returned.
+        diagnoses: mistake -> the table it gives (see `simulate`).
+    """
+    expect(
+        facts["type"] == "Sequential",
+        f"{call} should return a keras.Sequential, got {facts['type']}.",
+    )
+    expect_table(
+        table_rows(facts["rows"]),
+        expected,
+        f"{call} on {tuple(input_shape)}",
+        diagnoses=diagnoses,
+        hint=hint,
+    )
+
+
+def expect_loss_falls(losses: Sequence[float], what: str) -> None:
+    """A training smoke check: the losses of `cnn_probes.train_steps` (one
+    before each Adam step) are finite and fall by 10% below the first."""
+    expect(
+        bool(np.all(np.isfinite(losses))) and min(losses[1:]) < 0.9 * losses[0],
+        f"{what} should lower its loss by 10% within {len(losses)} Adam "
+        "steps on one batch of toy images; losses: "
+        f"{[round(v, 3) for v in losses]}.",
+    )
+
+
 # ------------------------------------------------------------ toy images
 
 
 def toy_images(
-    n: int, height: int, width: int, classes: int = 4, seed: int = 0
+    n: int,
+    height: int,
+    width: int,
+    classes: int = 4,
+    seed: int = 0,
+    standardised: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """A separable image set: class c is a bright square in quadrant c on
-    faint noise. Returns x (n, height, width, 1) float32 in [0, 1], y (n,)
-    int32, classes in turn."""
+    faint noise. Returns x (n, height, width, 1) float32 in [0, 1] (or
+    `standardised` to mean 0, variance 1), y (n,) int32, classes in turn."""
     rng = np.random.default_rng(seed)
     y = np.arange(n) % classes
     x = rng.uniform(0.0, 0.2, (n, height, width, 1))
@@ -414,4 +460,7 @@ def toy_images(
             top + h // 4 : top + 3 * h // 4,
             left + w // 4 : left + 3 * w // 4,
         ] = 1.0
-    return x.astype("float32"), y.astype("int32")
+    x = x.astype("float32")
+    if standardised:
+        x = (x - x.mean()) / x.std()
+    return x, y.astype("int32")

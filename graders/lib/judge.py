@@ -286,6 +286,17 @@ def _shapes(weights: Any) -> Any:
     return [tuple(np.shape(w)) for w in weights]
 
 
+def stack_same_shape(arrays: Sequence[Any], what: str) -> np.ndarray:
+    """`arrays` (e.g. one state per layer, each (B, U)) stacked into one
+    array (n, B, U); a failed check if their shapes differ."""
+    shapes = sorted({tuple(np.shape(a)) for a in arrays})
+    expect(
+        len(shapes) == 1,
+        f"{what}: every state should have the same shape, got {shapes}.",
+    )
+    return np.stack([np.asarray(a) for a in arrays])
+
+
 # ------------------------------------------------------ remembered probes
 
 _MEMO: dict[tuple, Any] = {}

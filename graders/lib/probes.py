@@ -171,6 +171,26 @@ def gradient_check(
     return analytic, numeric
 
 
+def state_gradient(
+    call: Callable[[Any], tuple[Any, Any]],
+    h0: np.ndarray,
+    probe_out: np.ndarray,
+    probe_state: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """`gradient_check` of sum(out * probe_out) + sum(state * probe_state)
+    with respect to the initial state h0 (B, U), where `out, state =
+    call(h)` (a recurrent layer on fixed inputs, built in float64)."""
+    import keras
+
+    def f(h: Any) -> Any:
+        out, state = call(h)
+        return keras.ops.sum(out * probe_out) + keras.ops.sum(
+            state * probe_state
+        )
+
+    return gradient_check(f, h0)
+
+
 def value_errors(calls: Mapping[Any, Callable[[], Any]]) -> dict[Any, str]:
     """Run each call with a bad argument; {its key: the message of the
     ValueError it raised, or "" when it raised none}.
