@@ -402,50 +402,6 @@ def transformer_pair(size: dict) -> tuple[Side, Side]:
     )
 
 
-def proposed_pair(against: str) -> Callable[[dict], tuple[Side, Side]]:
-    """l20's Transformer with the attention of benchmarks/proposed.py,
-    against l20 as it is ("current") or keras-hub's ("hub")."""
-
-    def build(size: dict) -> tuple[Side, Side]:
-        from benchmarks import proposed
-
-        l20 = solution("l20_transformer")
-        current = l20._attention
-        l20._attention = proposed.attention
-        try:
-            ours = OurTransformer(size)
-        finally:
-            l20._attention = current
-        theirs = HubTransformer(size) if against == "hub" else None
-        theirs = theirs or OurTransformer(size)
-        batch, steps = size["batch"], size["steps"]
-        src = _tokens(size, "src_vocab", 0)
-        dec_input = _tokens(size, "tgt_vocab", 1)
-        labels = _tokens(size, "tgt_vocab", 2)
-        lens = valid_lengths(batch, steps)
-        args = ((src, lens, dec_input), labels, mean_cross_entropy)
-        label = (
-            "keras_hub encoder-decoder"
-            if against == "hub"
-            else ("Transformer (l20 as is)")
-        )
-        return (
-            side(
-                "Transformer, proposed attention",
-                ours,
-                *args,
-                batch * steps,
-                True,
-            ),
-            side(label, theirs, *args, batch * steps, True),
-        )
-
-    return build
-
-
-# ResNet-18 --------------------------------------------------------------
-
-
 def keras_resnet18(shape: tuple, classes: int, widths: tuple) -> keras.Model:
     """d2l's ResNet-18 as a functional model of Keras layers."""
     layers = keras.layers
@@ -610,16 +566,6 @@ def cases(smoke: bool = False) -> list[Case]:
                 "encoder-decoder: ours vs keras-hub's encoder and decoder",
                 size,
                 transformer_pair,
-            )
-        )
-    for against in ("current", "hub"):
-        tag = "tiny" if smoke else "fra_eng"
-        out.append(
-            Case(
-                f"proposed_vs_{against}/{tag}",
-                f"l20 with the proposed attention vs {against}",
-                transformer[0][1],
-                proposed_pair(against),
             )
         )
     for tag, size in resnet:
