@@ -396,6 +396,77 @@ def test_scripted_session_watch_pass_move_on_progress_reset(repo):
     assert "not started" in row
 
 
+def test_watch_starts_at_the_first_unfinished_lesson_and_polls(repo):
+    """No lesson named: watch starts where you are (every lesson before
+    l16 passes, and l17); `--poll` sees the save without file events; a
+    pass moves on to the next lesson not done (l18, past l17)."""
+    passed = dict(
+        status="passed",
+        passed=1,
+        checks=1,
+        score=1.0,
+        max_score=1.0,
+        time=time.time() + 60,
+    )
+    before = [x for x in curriculum.graded() if x.id and int(x.id) < 16]
+    l17 = curriculum.find("17")
+    _state(repo, **{x.module: passed for x in [*before, l17]})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "m2t", "watch", "--poll", "--max-grades", "2"],
+        cwd=repo,
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    out = _Reader(proc.stdout)
+    try:
+        assert out.until("== l").startswith(f"== {L16.tag} ")
+        assert "(polling every 0.25 s;" in out.until("Watching lessons/")
+        solution = (ROOT / "solutions" / L16.filename).read_text()
+        (repo / "lessons" / L16.filename).write_text(solution)
+        out.until(f"ok  {L16.tag} passes")
+        assert out.until("next: ").startswith("next: l18 ")
+        assert proc.wait(timeout=600) == 0, proc.stderr.read()
+    finally:
+        proc.kill()
+
+
+def test_pytest_grades_lessons_solutions_or_a_folder(repo, tmp_path):
+    """The README's `pytest graders/test_l16_attention_scoring.py`, with
+    `--impl`: lessons/ by default, solutions, or a folder."""
+    from m2t.authoring import mutants
+
+    grader = f"graders/test_{L16.module}.py"
+
+    def pytest_in(*args):
+        return subprocess.run(
+            [sys.executable, "-m", "pytest", grader, "-q", "-p", "no:xdist"]
+            + list(args),
+            cwd=repo,
+            env=ENV,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+
+    skeleton = pytest_in()
+    assert skeleton.returncode == 1, skeleton.stdout
+    assert "l16 masked_softmax: not started (TODO at lessons/" in (
+        skeleton.stdout
+    ), skeleton.stdout
+    assert " passed" not in skeleton.stdout.splitlines()[-1]
+    solution = pytest_in("--impl", "solutions")
+    assert solution.returncode == 0, solution.stdout
+    assert " failed" not in solution.stdout.splitlines()[-1]
+    name, edits = next(iter(mutants.catalogue(L16.module).items()))
+    text = (ROOT / "solutions" / L16.filename).read_text()
+    (tmp_path / L16.filename).write_text(mutants.mutate(text, edits, name))
+    folder = pytest_in(f"--impl={tmp_path}")
+    assert folder.returncode == 1, folder.stdout
+    assert f"Likely mistake [{name}]" in folder.stdout, folder.stdout
+
+
 def test_in_process_regrades_see_each_save_and_agree(tmp_path):
     """What `m2t watch` relies on: pytest run again in one process grades
     the file as saved now, and the same file grades the same way."""
