@@ -25,8 +25,12 @@ y_1 ... y_T. Targets are padded to T (lesson 13); the padding is masked
 
     loss = sum over valid (b, t) of -log P(y_bt) / number of valid (b, t)
 
-(the course's convention: every real token weighs the same; d2l averages
-each sequence over all T steps, which under-weights long sentences).
+(every real token weighs 1 / (number of valid tokens in the batch); d2l v2
+does the same. d2l v1 takes each sequence's mean over the padded length T,
+then sums over the batch: every real token weighs 1/T, whatever its
+sentence's length, so the two differ only by a batch-dependent scale, an
+effective learning rate. Dividing each sentence by its own valid length is
+what would under-weight the tokens of long sentences.)
 
 Prediction: greedy search takes the most probable token at each step until
 <eos>. It does not find the most probable sequence: beam search (束搜索)
@@ -35,9 +39,12 @@ finished ones (ended by <eos>) and those still open at max_len,
 
     argmax  (1 / L^alpha) * sum_{t=1..L} log P(y_t | y_<t, x),  alpha = 0.75
 
-where L counts the tokens scored (the <eos> included). Without the 1/L^alpha
-the shortest candidates would win: every extra token adds a negative log.
-Beam size 1 is greedy search.
+where L counts the tokens scored, the <eos> included. This is the course's
+choice, not d2l's: d2l drops the <eos> and what follows it from L and from
+the sum. Counting it scores a finished sentence by the probability of the
+whole output, its ending included, the same terms the decoder was trained
+on. Without the 1/L^alpha the shortest candidates would win: every extra
+token adds a negative log. Beam size 1 is greedy search.
 
 Evaluation: BLEU compares the n-grams of a prediction with a label:
 
@@ -443,7 +450,9 @@ def beam_search(
     and leave the beam. The search stops when no beam is open or after
     `max_len` steps. Of the finished and the still open sequences, the
     one with the highest `sum(log p) / L**alpha` wins, L = its length
-    counting the '<eos>'. `beam_size=1` is greedy search.
+    counting the '<eos>' (a deviation from d2l, which drops the '<eos>'
+    from L and from the sum; see the module docstring). `beam_size=1` is
+    greedy search.
 
     Args:
         step_fn: one decoder step, see `StepFn`.

@@ -24,6 +24,13 @@ the other points (keys and values without point i), and w minimises the sum
 of squared errors sum_i (f(x_i) - y_i)^2. Without leaving x_i out, the best
 w would be infinite (each point predicting itself).
 
+The loss is twice d2l's: d2l trains with 1/2 sum_i (f(x_i) - y_i)^2 (MXNet's
+L2Loss; its PyTorch tab halves the squared error to match) at learning rate
+0.5 from w drawn in [0, 1). Same minimiser, twice the gradient: lr 0.5 here
+is lr 1.0 in d2l's units. The course starts w at 2 because from w below 1
+the first step overshoots far (to w of about 5 to 26 here; 3 to 13 with
+d2l's halved loss), and five steps from 2 reach w of about 4.2.
+
 Prediction: the queries are the test inputs, the keys and values all the
 training pairs.
 
