@@ -24,7 +24,7 @@ exactly 0 (掩蔽 masking), as in lesson 16.
 Layouts: the hidden state is batch-first, `(B, L, Hd)` (one row per GRU
 layer, bottom first; d2l's PyTorch layout is (L, B, Hd)). The GRU layers
 are `keras.layers.GRUCell(Hd, reset_after=False)`: the reset gate before the
-recurrent matmul, as in the seeds' equations; kernel (D, 3Hd), recurrent
+recurrent matmul, as in d2l's GRU equations; kernel (D, 3Hd), recurrent
 kernel (Hd, 3Hd), blocks [z | r | h].
 
 The initial state is the encoder's final states of its L layers, stacked:

@@ -27,7 +27,8 @@ Warning: H_t depends on the future inputs X_{t+1} ... X_T. A bidirectional
 layer is for encoding a whole sequence that is known in advance (tagging,
 filling a blank, a translation encoder). It cannot predict the next token:
 at test time the future is not there to read, and a model trained with it
-learns to copy from it (seeds 004: 在训练期间，我们能够利用过去和未来的数据...
+learns to copy from it (d2l-zh, 双向循环神经网络:
+在训练期间，我们能够利用过去和未来的数据...
 而在测试期间，我们只有过去的数据，因此精度将会很差). It is also slow:
 the backward pass cannot start before the whole sequence is known.
 
