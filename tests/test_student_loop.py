@@ -608,3 +608,33 @@ def test_a_float32_result_in_a_float64_check_names_the_dtype():
     assert info.value.status == "error"
     assert "float32 result" in str(info.value)
     assert "dtype='float64'" in str(info.value)
+
+
+# ----------------------------------------------------------------- readmes
+STUDENT_COMMANDS = ("watch", "hint", "grade", "progress", "list", "reset")
+
+
+@pytest.mark.parametrize(
+    "readme",
+    [
+        ROOT / "README.md",
+        ROOT / "m2t" / "authoring" / "templates" / "README.student.md",
+    ],
+    ids=["README", "student edition"],
+)
+def test_readmes_teach_the_student_loop_with_real_commands(readme):
+    """Each README's student commands exist, with the options it shows; the
+    student edition's names the whole loop and the notebooks extra."""
+    from m2t.cli import build_parser
+
+    text = readme.read_text()
+    commands = re.findall(r"^m2t ([a-z-]+)([^#\n]*)", text, re.M)
+    assert {name for name, _ in commands} >= set(STUDENT_COMMANDS), commands
+    parser = build_parser()
+    for name, rest in commands:
+        args = [name, *rest.split()]
+        try:
+            parser.parse_args(args)
+        except SystemExit:
+            pytest.fail(f"{readme.name}: `m2t {' '.join(args)}` does not parse")
+    assert 'pip install -e ".[notebooks]"' in text and "m2t notebook 16" in text
