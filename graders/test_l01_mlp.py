@@ -198,7 +198,7 @@ def run_contract(m, x):
         ),
         "mlp": layer_contract(lambda: m.MLP(HD, Q), [x], symbolic=[IMAGE]),
     }
-    errors = value_errors(
+    facts["errors"] = value_errors(
         {
             "units": lambda: m.Linear(0),
             "num_hiddens": lambda: m.MLP(0, Q),
@@ -211,7 +211,6 @@ def run_contract(m, x):
             ),
         }
     )
-    facts["errors"] = errors
     return facts
 
 

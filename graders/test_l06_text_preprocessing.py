@@ -186,14 +186,13 @@ def run_nested(m, tokens):
 @lesson.probe
 def run_errors(m, lines):
     m.Vocab(m.tokenize(lines, "word"))  # the lesson is started
-    errors = value_errors(
+    return value_errors(
         {
             "token": lambda: m.tokenize(lines, "sentence"),
             "min_freq": lambda: m.Vocab([["a"]], min_freq=-1),
             "reserved_tokens": lambda: m.Vocab([["a"]], reserved_tokens=[UNK]),
         }
     )
-    return errors
 
 
 # ------------------------------------------------------------------ checks

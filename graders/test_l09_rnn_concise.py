@@ -119,14 +119,13 @@ def run_contract(m, X, embedding_dim):
         [X],
         symbolic=[(None,)],
     )
-    errors = value_errors(
+    facts["errors"] = value_errors(
         {
             "vocab_size": lambda: m.RNNModel(0, U),
             "num_hiddens": lambda: m.RNNModel(V, 0),
             "embedding_dim": lambda: m.RNNModel(V, U, embedding_dim=-1),
         }
     )
-    facts["errors"] = errors
     return facts
 
 

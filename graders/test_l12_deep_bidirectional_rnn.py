@@ -142,7 +142,7 @@ def run_contract(m, kind, x):
         n_weights = 3 * 2
     facts = layer_contract(make, [x], symbolic=[(None, D)])
     facts["expected_trainable"] = n_weights
-    errors = value_errors(
+    facts["errors"] = value_errors(
         {
             "num_layers": lambda: m.StackedRNN(0, U),
             "num_hiddens": lambda: m.BidirectionalRNN(-2),
@@ -153,7 +153,6 @@ def run_contract(m, kind, x):
             ),
         }
     )
-    facts["errors"] = errors
     return facts
 
 

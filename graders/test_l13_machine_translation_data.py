@@ -167,13 +167,12 @@ def run_pipeline(m, raw, num_steps):
 def run_errors(m):
     m.truncate_pad([1, 2], 3, 0)  # reaches the exercise first
     m.tokenize_nmt("a\tb", 1)
-    errors = value_errors(
+    return value_errors(
         {
             "num_steps": lambda: m.truncate_pad([1, 2], 0, 0),
             "num_examples": lambda: m.tokenize_nmt("a\tb", -1),
         }
     )
-    return errors
 
 
 # ------------------------------------------------------------------ inputs

@@ -396,7 +396,7 @@ def run_contract(m, kind, X, Y, states, context):
             call_kwargs={"training": False},
         )
     decoder = m.Seq2SeqDecoder(V, E, U, L)
-    errors = value_errors(
+    facts["errors"] = value_errors(
         {
             "vocab_size": lambda: m.Seq2SeqEncoder(0, E, U, L),
             "embed_size": lambda: m.Seq2SeqDecoder(V, -1, U, L),
@@ -413,7 +413,6 @@ def run_contract(m, kind, X, Y, states, context):
             "alpha": lambda: m.beam_search(None, (), 0, 1, 2, 3, alpha=-1.0),
         }
     )
-    facts["errors"] = errors
     return facts
 
 

@@ -192,7 +192,7 @@ def run_contract(m, kind, q, k, v, valid_lens):
             [q, k, v, valid_lens],
             symbolic=[(None, DQ), (None, DK), (None, V), None],
         )
-    errors = value_errors(
+    facts["errors"] = value_errors(
         {
             "num_hiddens": lambda: m.AdditiveAttention(0),
             "dropout": lambda: m.DotProductAttention(dropout=1.5),
@@ -201,7 +201,6 @@ def run_contract(m, kind, q, k, v, valid_lens):
             ),
         }
     )
-    facts["errors"] = errors
     return facts
 
 

@@ -194,14 +194,13 @@ def run_contract(m, tokens, enc, hidden, valid_lens):
         [tokens, enc, hidden, valid_lens],
         symbolic=[(None,), (None, HD), (L, HD), None],
     )
-    errors = value_errors(
+    facts["errors"] = value_errors(
         {
             "num_hiddens": lambda: m.Seq2SeqAttentionDecoder(V, E, 0),
             "num_layers": lambda: m.Seq2SeqAttentionDecoder(V, E, HD, 1.5),
             "dropout": lambda: m.Seq2SeqAttentionDecoder(V, E, HD, dropout=1.0),
         }
     )
-    facts["errors"] = errors
     return facts
 
 

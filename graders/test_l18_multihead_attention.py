@@ -221,7 +221,7 @@ def run_contract(m, q, k, v, valid_lens, bias):
         [q, k, v, valid_lens],
         symbolic=[(None, DQ), (None, DKEY), (None, DV), None],
     )
-    errors = value_errors(
+    facts["errors"] = value_errors(
         {
             "num_hiddens": lambda: m.MultiHeadAttention(10, 4),
             "num_heads": lambda: m.MultiHeadAttention(24, 0),
@@ -231,7 +231,6 @@ def run_contract(m, q, k, v, valid_lens, bias):
             ),
         }
     )
-    facts["errors"] = errors
     return facts
 
 

@@ -123,14 +123,13 @@ def run_contract(m, X):
     facts = layer_contract(
         lambda: m.PositionalEncoding(D, 0.1, L), [X], symbolic=[(None, D)]
     )
-    errors = value_errors(
+    facts["errors"] = value_errors(
         {
             "num_hiddens": lambda: m.PositionalEncoding(7),
             "max_len": lambda: m.PositionalEncoding(D, max_len=0),
             "dropout": lambda: m.PositionalEncoding(D, dropout=-0.1),
         }
     )
-    facts["errors"] = errors
     import keras
 
     float64 = m.PositionalEncoding(D, max_len=L, dtype="float64")

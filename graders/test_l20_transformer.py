@@ -460,7 +460,7 @@ def run_contract(m, kind, rng_seed):
     }
     make, inputs, symbolic = cases[kind]
     facts = layer_contract(make, inputs, symbolic=symbolic)
-    errors = value_errors(
+    facts["errors"] = value_errors(
         {
             "num_hiddens": lambda: m.TransformerEncoderBlock(10, F, 4),
             "num_heads": lambda: m.TransformerDecoderBlock(D, F, 0),
@@ -468,7 +468,6 @@ def run_contract(m, kind, rng_seed):
             "valid_lens": lambda: m.padding_mask(np.zeros((B, T, 1)), T, S),
         }
     )
-    facts["errors"] = errors
     return facts
 
 

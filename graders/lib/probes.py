@@ -171,6 +171,17 @@ def gradient_check(
     return analytic, numeric
 
 
+def weighted_sum_gradient(
+    call: Callable[[Any], Any], x: np.ndarray, probe_weights: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """`gradient_check` of sum(call(x) * probe_weights) at `x` (any shape):
+    the output weighted by fixed random numbers, so every output entry
+    counts differently. Build the layer in float64 first."""
+    import keras
+
+    return gradient_check(lambda v: keras.ops.sum(call(v) * probe_weights), x)
+
+
 def state_gradient(
     call: Callable[[Any], tuple[Any, Any]],
     h0: np.ndarray,
