@@ -23,6 +23,7 @@ else:  # pragma: no cover - Python 3.10 (pyproject declares tomli there)
 __all__ = [
     "BACKSTOP_MARGIN",
     "BACKUPS",
+    "CHECK_COSTS",
     "CHECK_TIMEOUT",
     "HINTS_STATE",
     "LESSON_GLOB",
@@ -88,6 +89,10 @@ STATE = STATE_DIR / "state.json"
 
 HINTS_STATE = STATE_DIR / "hints.json"
 """How many hints of each lesson are unlocked (`m2t hint`)."""
+
+CHECK_COSTS = STATE_DIR / "check-costs.json"
+"""Each grader check's seconds in its last in-process run: the runner runs
+a lesson's quick checks first (`m2t watch` shows a failure sooner)."""
 
 SKELETONS = STATE_DIR / "skeletons"
 """The pristine skeletons `m2t release` ships (`m2t reset` without

@@ -638,3 +638,38 @@ def test_readmes_teach_the_student_loop_with_real_commands(readme):
         except SystemExit:
             pytest.fail(f"{readme.name}: `m2t {' '.join(args)}` does not parse")
     assert 'pip install -e ".[notebooks]"' in text and "m2t notebook 16" in text
+
+
+# ------------------------------------------------------------------ order
+def test_quick_checks_run_first_and_the_report_keeps_the_file_order(
+    tmp_path, monkeypatch
+):
+    """The runner runs a lesson's checks by their seconds last time (the
+    first failure shows sooner in watch) and reports them in file order."""
+    from m2t import settings
+    from m2t.grading import runner as grading
+
+    costs = tmp_path / "check-costs.json"
+    monkeypatch.setattr(settings, "CHECK_COSTS", costs)
+    folder = tmp_path / "impl"
+    folder.mkdir()
+    solution = (ROOT / "solutions" / L16.filename).read_text()
+    (folder / L16.filename).write_text(make_lessons.cut(solution, L16.filename))
+    ran = []
+
+    def grade():
+        ran.clear()
+        (result,) = grading.grade(
+            [L16], impl=str(folder), on_check=lambda c: ran.append(c.nodeid)
+        )
+        return [c.nodeid for c in result.checks]
+
+    in_file = grade()
+    assert ran == in_file  # nothing known yet: the file's order
+    assert set(json.loads(costs.read_text())) == set(in_file)
+    last_time = {nodeid: 1.0 for nodeid in in_file}
+    last_time[in_file[-1]] = 0.01  # the file's last check was the quickest
+    last_time[in_file[-2]] = 0.02
+    costs.write_text(json.dumps(last_time))
+    assert grade() == in_file
+    assert ran[:2] == [in_file[-1], in_file[-2]] and ran[2:] == in_file[:-2]

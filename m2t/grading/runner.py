@@ -16,6 +16,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Sequence
 from contextlib import redirect_stdout
@@ -90,8 +91,11 @@ class _Collector:
         self,
         on_check: Callable[[Check], None] | None = None,
         short_failures: bool = False,
+        costs: dict[str, float] | None = None,
     ):
         self.checks: dict[str, Check] = {}
+        self.costs = costs or {}
+        self.order: dict[str, int] = {}
         self.mistakes: dict[str, tuple[str, ...]] = {}
         self.on_check = on_check
         self.collect_errors: list[str] = []
@@ -110,6 +114,19 @@ class _Collector:
         if self.short_failures:
             for item in items:
                 item.repr_failure = _message_only
+        # Quick checks first within each grader file (by their seconds last
+        # time; new ones first), so the first failure shows sooner; the
+        # results keep the file's order.
+        self.order = {item.nodeid: i for i, item in enumerate(items)}
+        files: dict[str, int] = {}
+        for item in items:
+            files.setdefault(_file(item.nodeid), len(files))
+        items.sort(
+            key=lambda item: (
+                files[_file(item.nodeid)],
+                self.costs.get(item.nodeid, 0.0),
+            )
+        )
 
     def pytest_collectreport(self, report) -> None:
         if report.failed:
@@ -141,6 +158,36 @@ def _tag(nodeid: str) -> str:
     stem = Path(nodeid.partition("::")[0]).stem.removeprefix("test_")
     tags = {lesson.module: lesson.tag for lesson in curriculum.lessons()}
     return tags.get(stem) or stem.split("_", 1)[0]  # test_questions
+
+
+def _file(nodeid: str) -> str:
+    return nodeid.partition("::")[0]
+
+
+def load_costs() -> dict[str, float]:
+    """{check node id: its seconds in the last in-process run}."""
+    try:
+        data = json.loads(settings.CHECK_COSTS.read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {k: float(v) for k, v in data.items() if isinstance(v, (int, float))}
+
+
+def save_costs(checks: Iterable[Check]) -> None:
+    """Remember the seconds of `checks` for the next run's order (written
+    whole, then renamed: parallel grades never read half a file)."""
+    costs = load_costs()
+    costs.update({c.nodeid: round(c.seconds, 4) for c in checks})
+    path = settings.CHECK_COSTS
+    temporary = path.with_name(f"{path.name}.{os.getpid()}")
+    try:
+        path.parent.mkdir(exist_ok=True)
+        temporary.write_text(json.dumps(costs, indent=0, sort_keys=True))
+        os.replace(temporary, path)
+    except OSError:
+        pass  # a read-only checkout still grades
 
 
 def _message_only(excinfo) -> str:
@@ -255,7 +302,11 @@ def grade(
 
     settings.quiet_tensorflow()
     files = [lesson.grader for lesson in lessons if lesson.grader.exists()]
-    collector = _Collector(on_check, short_failures=not show_pytest)
+    collector = _Collector(
+        on_check,
+        short_failures=not show_pytest,
+        costs=load_costs() if not sandbox else None,
+    )
     if files and not sandbox:
         _warm_start()
     if files:
@@ -287,11 +338,14 @@ def grade(
             "the graders could not be collected:\n"
             + "\n".join(collector.collect_errors)
         )
+    if not sandbox:  # the worker's overhead would skew the order
+        save_costs(collector.checks.values())
     results = []
     for lesson in lessons:
-        checks = [
-            c for c in collector.checks.values() if c.lesson == lesson.tag
-        ]
+        checks = sorted(
+            (c for c in collector.checks.values() if c.lesson == lesson.tag),
+            key=lambda c: collector.order.get(c.nodeid, 0),
+        )
         mistakes = collector.mistakes.get(lesson.tag, ())
         results.append(LessonResult(lesson, checks, mistakes))
     return results
