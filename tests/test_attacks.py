@@ -21,6 +21,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from m2t import ROOT
 
 ATTACKS = Path(__file__).parent / "attacks"
@@ -31,8 +33,8 @@ SOLUTION = {
 
 
 def grade(*args: str, env: dict | None = None, timeout: float = 600):
-    """`m2t grade ARGS` in a fresh process: (completed process, seconds,
-    the judge's peak memory in MB)."""
+    """`m2t grade ARGS` in a fresh process: (completed process, (seconds,
+    the judge's own peak memory in MB, its workers not included))."""
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", **(env or {})}
     start = time.monotonic()
     proc = subprocess.Popen(
@@ -43,15 +45,26 @@ def grade(*args: str, env: dict | None = None, timeout: float = 600):
         stderr=subprocess.PIPE,
         text=True,
     )
+    peak = [0.0]
+
+    def watch() -> None:  # VmHWM: the judge's high-water mark, alone
+        while proc.poll() is None:
+            try:
+                status = Path(f"/proc/{proc.pid}/status").read_text()
+                kb = re.search(r"VmHWM:\s+(\d+)", status)[1]
+                peak[0] = max(peak[0], int(kb) / 1024)
+            except (OSError, TypeError):
+                pass
+            time.sleep(0.1)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
     out, err = proc.communicate(timeout=timeout)
     seconds = time.monotonic() - start
-    # The judge's own peak (ru_maxrss of the last child waited for: m2t).
-    import resource
-
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    watcher.join()
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), (
         seconds,
-        peak,
+        peak[0],
     )
 
 
@@ -189,3 +202,200 @@ def test_no_way_out_of_the_worker(tmp_path):
     assert survivors == []
     l15 = [o for n, o in got.items() if n.startswith("l15")]
     assert l15 and all(o == "" for o in l15)
+
+
+def test_links_are_refused_not_followed(tmp_path):
+    """Gradescope's layout: the instructor's repository at
+    /autograder/source, the student's upload at /autograder/submission,
+    whose `lessons` links to ../source/solutions."""
+    autograder = tmp_path / "autograder"
+    autograder.mkdir()
+    (autograder / "source").symlink_to(ROOT)
+    sub = autograder / "submission"
+    sub.mkdir()
+    (sub / "lessons").symlink_to("../source/solutions")
+    report = tmp_path / "results.json"
+    result, _ = grade("15", "--submission", str(sub), "--report", str(report))
+    assert result.returncode == 1, result.stdout + result.stderr[-2000:]
+    data = json.loads(report.read_text())
+    assert data["score"] == 0 < data["max_score"]
+    assert "lessons/ is a symbolic link" in result.stdout
+    assert all(
+        "not graded: lessons/ is a symbolic link" in t["output"]
+        for t in data["tests"]
+    )
+
+
+@pytest.mark.parametrize(
+    "make, why",
+    [
+        (
+            lambda s, t: (s / "l16_attention_scoring.py").symlink_to(t),
+            "symbolic",
+        ),
+        (
+            lambda s, t: os.link(t, s / "l16_attention_scoring.py"),
+            "2 hard links",
+        ),
+        (
+            lambda s, t: os.mkfifo(s / "l16_attention_scoring.py"),
+            "not a regular file",
+        ),
+        (
+            lambda s, t: (s / "l16_attention_scoring.py").mkdir(),
+            "not a regular file",
+        ),
+        (
+            lambda s, t: (s / "l16_attention_scoring.py").write_text(
+                "#" * (2 << 20)
+            ),
+            "over the",
+        ),
+        (
+            lambda s, t: (
+                (s / "lessons").mkdir(),
+                (s / "lessons" / "l16_attention_scoring.py").symlink_to(t),
+            ),
+            "lessons/l16_attention_scoring.py is a symbolic link",
+        ),
+        (
+            lambda s, t: (s / "lessons").symlink_to(t.parent),
+            "lessons/ is a symbolic link",
+        ),
+    ],
+    ids=[
+        "file-link",
+        "hard-link",
+        "fifo",
+        "folder",
+        "too-big",
+        "link-in-lessons",
+        "lessons-link",
+    ],
+)
+def test_staging_refuses_every_kind_of_link(tmp_path, make, why):
+    from m2t.grading import staging
+
+    instructor = tmp_path / "instructor"
+    instructor.mkdir()
+    target = instructor / "l16_attention_scoring.py"
+    target.write_text("THE SOLUTION\n")
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    make(sub, target)
+    out = staging.stage(sub, ["l16_attention_scoring"], tmp_path / "out")
+    assert not (out / "l16_attention_scoring.py").exists()
+    assert why in staging.refusals(out)["l16_attention_scoring.py"]
+
+
+SWAPPER = """
+import os, sys
+folder, target = sys.argv[1:3]
+name = os.path.join(folder, "l16_attention_scoring.py")
+while True:
+    os.symlink(target, name + ".link")
+    os.rename(name + ".link", name)  # the name is a link to the solution
+    with open(name + ".file", "w") as f:
+        f.write("mine")
+    os.rename(name + ".file", name)  # the name is the student's file
+"""
+
+
+def test_a_file_swapped_for_a_link_is_never_followed(tmp_path):
+    """A process keeps replacing the lesson file by a link to the
+    solution and back while staging runs again and again."""
+    from m2t.grading import staging
+
+    secret = tmp_path / "solution.py"
+    secret.write_text("THE SOLUTION\n")
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "real").write_text("mine\n")
+    swapper = subprocess.Popen(
+        [sys.executable, "-c", SWAPPER, str(sub), str(secret)]
+    )
+    copied = refused = 0
+    try:
+        end = time.monotonic() + 3
+        i = 0
+        while time.monotonic() < end:
+            out = staging.stage(
+                sub, ["l16_attention_scoring"], tmp_path / f"o{i % 4}"
+            )
+            staged = out / "l16_attention_scoring.py"
+            if staged.exists():
+                assert "SOLUTION" not in staged.read_text()
+                copied += 1
+                staged.unlink()
+            else:
+                refused += 1
+            i += 1
+    finally:
+        swapper.kill()
+        swapper.wait()
+    assert copied > 0 and refused > 0  # the race was really run
+
+
+def test_the_judge_keeps_its_memory_its_time_and_its_report(tmp_path):
+    """Replies of nested empty lists (60 MB) and nesting 200,000 deep, a
+    log made sparse to 1 GiB, a segfault, probes that time out or exit
+    every time (each restart charged once to --lesson-timeout), and
+    control characters that forge a score line and break junit.xml."""
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "l15_attention_pooling.py").write_text(
+        'raise RuntimeError("\\r\\x1b[2Kscore 29/29 in 1.0s \\x00\\x07\\ud800")\n'
+    )
+    (sub / "l16_attention_scoring.py").write_text(
+        SOLUTION["l16_attention_scoring"] + (ATTACKS / "judge.py").read_text()
+    )
+    report, junit = tmp_path / "results.json", tmp_path / "junit.xml"
+    lesson_limit, probe_limit = 60, 4
+    result, (seconds, peak_mb) = grade(
+        "15",
+        "16",
+        "--submission",
+        str(sub),
+        "--report",
+        str(report),
+        "--junit",
+        str(junit),
+        "--timeout",
+        str(probe_limit),
+        "--lesson-timeout",
+        str(lesson_limit),
+    )
+    assert result.returncode == 1, result.stdout + result.stderr[-2000:]
+    # Control characters reach no report.
+    import xml.etree.ElementTree as ET
+
+    for text in (result.stdout, report.read_text(), junit.read_text()):
+        assert not re.search("[\\x00-\\x08\\x0b-\\x1f\\x7f]", text)
+    assert "\\x1b[2Kscore 29/29" in result.stdout
+    suites = {s.get("name"): s for s in ET.parse(junit).getroot()}
+    got = outputs(report)
+    by = {n.split(" ", 1)[1]: o for n, o in got.items() if n.startswith("l16")}
+    assert (
+        "(ValueError: a reply header"
+        in by["test_masked_softmax_values[no_mask]"]
+    )
+    weights = "test_masked_weights_are_exactly_zero_and_rows_sum_to_one"
+    assert "nested deeper than 32" in by[f"{weights}[valid_lens_B]"]
+    assert "File too large" in by[f"{weights}[valid_lens_BT]"]
+    additive = "test_additive_attention_matches_reference[valid_lens_B]"
+    assert "code 139 (SIGSEGV)" in by[additive]
+    print(f"judge peak {peak_mb:.0f} MB, {seconds:.1f} s")
+    assert peak_mb < 1500
+    # The budget: charged once, restarts included, never over the wall time.
+    used = [o for o in by.values() if "is used up" in o]
+    assert used, by
+    probes, restarts = map(
+        float,
+        re.search(
+            r"\(([\d.]+) s in probes, ([\d.]+) s restarting", used[0]
+        ).groups(),
+    )
+    wall = float(suites["l16_attention_scoring"].get("time"))
+    print(f"l16: {wall:.1f} s wall, charged {probes:.1f} + {restarts:.1f} s")
+    assert lesson_limit <= probes + restarts <= wall + 1
+    assert wall < lesson_limit + probe_limit + 30

@@ -12,6 +12,7 @@ from m2t import ROOT
 from m2t.grading.sandbox import decode
 from m2t.grading.sandbox import encode
 from m2t.grading.sandbox import stage
+from m2t.grading.staging import refusals
 
 SOLUTION = (ROOT / "solutions" / "l16_attention_scoring.py").read_text()
 
@@ -145,7 +146,9 @@ def test_staging_copies_only_graded_files(tmp_path):
     assert sorted(p.name for p in out.iterdir()) == [
         "answers.toml",
         "l16_attention_scoring.py",
+        "refused.json",
     ]
+    assert "over the" in refusals(out)["l01_mlp.py"]
 
 
 def test_hostile_submission_gets_the_right_grade_and_the_grader_survives(
@@ -158,8 +161,9 @@ def test_hostile_submission_gets_the_right_grade_and_the_grader_survives(
     (twin / "l16_attention_scoring.py").write_text(
         _submission(ROOT, report, hostile=False)
     )
+    beside = tmp_path / "beside.json"  # the report is rewritten at the end
     (hostile / "l16_attention_scoring.py").write_text(
-        _submission(ROOT, report, hostile=True)
+        _submission(ROOT, beside, hostile=True)
     )
     _tamper(hostile)
 
@@ -189,7 +193,10 @@ def test_hostile_submission_gets_the_right_grade_and_the_grader_survives(
     seconds = time.monotonic() - start
     assert result.returncode == 1, result.stdout + result.stderr  # alive
     got, data = _statuses(report)
-    assert data["score"] != 999
+    assert not beside.exists()  # it wrote only its own temporary folder
+    assert data["output"].startswith(
+        "sandbox: namespaces, unprivileged, landlock, seccomp in force"
+    )
     assert {k: s for k, (s, _) in got.items()} == {
         k: s for k, (s, _) in want.items()
     }

@@ -412,11 +412,12 @@ class SandboxRunner:
             raise StudentError(f"{tag}: not graded: {self.refused[name]}")
         left = self.lesson_timeout - self.spent.get(module, 0.0)
         if left <= 0:
+            probes = self.probe_seconds.get(module, 0.0)
             raise StudentError(
                 f"{tag}: the lesson's time limit ({self.lesson_timeout:g} s) "
-                f"is used up ({self.probe_seconds.get(module, 0.0):.1f} s "
-                f"in probes, {self.restarts.get(module, 0)} restarts of the "
-                "grading process)"
+                f"is used up ({probes:.1f} s in probes, "
+                f"{self.spent[module] - probes:.1f} s restarting the grading "
+                f"process {self.restarts.get(module, 0)} times)"
             )
         start = time.monotonic()
         restarted = self.restarts.get(module, 0) > 0
