@@ -3,21 +3,27 @@
     python -m benchmarks.grading_times                      # every lesson
     python -m benchmarks.grading_times --lessons 16 18 --output -
 
-Each lesson is graded against solutions/ in a fresh process: "cold" is
-from the process start to the grade (TensorFlow's import included: what
-`m2t grade NN` costs), "regrade" a second grade in the same process after
-a save (what `m2t watch` costs once warm). Lessons without a solution or a
-grader are listed as missing.
+For each lesson, side by side: a bare `python -c "import tensorflow"`,
+then, in a fresh process, `m2t grade NN --impl DIR` on a copy of the
+lesson's solution (the command line's own `main`: what a student's cold
+`m2t grade NN` costs, TensorFlow's import included), then in that same
+process a regrade after a save (what `m2t watch` costs once warm). CPU time
+(user + system) is the measure: on a shared machine wall time swings with
+the other jobs, so each row also gives the load average when it started.
+Lessons without a solution or a grader are listed as missing.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import platform
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -30,42 +36,38 @@ ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "grading-times.md"
 
 
-def child(lesson_id: str, started: float) -> None:
-    """In the fresh process: grade twice, print one JSON line."""
+def child(lesson_id: str) -> None:
+    """In the fresh process: `m2t grade`, then a regrade; one JSON line."""
     settings.quiet_tensorflow()
     from m2t import curriculum
+    from m2t.cli import main as m2t_main
     from m2t.console import quiet_native_stderr
     from m2t.grading import runner as grading
 
     lesson = curriculum.find(lesson_id)
     folder = Path(tempfile.mkdtemp(prefix="m2t-times-"))
-    copy = folder / f"{lesson.module}.py"
-    shutil.copy(ROOT / "solutions" / copy.name, copy)
+    copy = folder / lesson.filename
+    shutil.copy(lesson.reference, copy)
     with quiet_native_stderr(True):
-        (first,) = grading.grade([lesson], impl=str(folder))
-        cold = time.time() - started
-        cold_cpu = time.process_time()
+        with contextlib.redirect_stdout(io.StringIO()):
+            code = m2t_main(["grade", lesson.id, "--impl", str(folder)])
         copy.write_text(copy.read_text() + "\n# saved\n")  # re-executed
         grading.fresh_keras()
         start, start_cpu = time.perf_counter(), time.process_time()
-        (second,) = grading.grade([lesson], impl=str(folder))
+        (again,) = grading.grade([lesson], impl=str(folder))
         warm = time.perf_counter() - start
         warm_cpu = time.process_time() - start_cpu
     shutil.rmtree(folder, ignore_errors=True)
-    slowest = max(first.checks, key=lambda c: c.seconds, default=None)
+    slowest = max(again.checks, key=lambda c: c.seconds, default=None)
     print(
         json.dumps(
             {
-                "status": first.status,
-                "again": second.status,
-                "checks": len(first.checks),
-                "passed": first.passed,
-                "points": first.max_score,
-                "cold": cold,
+                "status": "passed" if code == 0 else "failed",
+                "again": again.status,
+                "checks": len(again.checks),
+                "points": again.max_score,
                 "warm": warm,
-                "cold_cpu": cold_cpu,
                 "warm_cpu": warm_cpu,
-                "checks_s": sum(c.seconds for c in first.checks),
                 "slowest": slowest.name if slowest else "",
                 "slowest_s": slowest.seconds if slowest else 0.0,
             }
@@ -74,43 +76,69 @@ def child(lesson_id: str, started: float) -> None:
     )
 
 
-def measure(lesson) -> dict | None:
-    env = settings.quiet_env()
+def _timed(cmd: list[str]) -> tuple[float, float, str]:
+    """(wall, CPU, stdout) of one command; CPU = the child's user + sys."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
     result = subprocess.run(
-        [sys.executable, "-m", "benchmarks.grading_times", "--child"]
-        + [lesson.id, repr(time.time())],
+        cmd,
         cwd=ROOT,
-        env=env,
+        env=settings.quiet_env(),
         capture_output=True,
         text=True,
         timeout=1800,
+        check=False,
     )
-    lines = [x for x in result.stdout.splitlines() if x.startswith("{")]
-    if result.returncode or not lines:
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    if result.returncode:
         print(result.stdout[-2000:], result.stderr[-2000:], file=sys.stderr)
+    return wall, cpu, result.stdout
+
+
+def measure(lesson) -> dict | None:
+    """The bare import, then the lesson's grade, one right after the
+    other (the same load on the machine for both)."""
+    load = os.getloadavg()[0]
+    _, import_cpu, _ = _timed([sys.executable, "-c", "import tensorflow"])
+    _, cpu, out = _timed(
+        [sys.executable, "-m", "benchmarks.grading_times", "--child"]
+        + [lesson.id]
+    )
+    lines = [x for x in out.splitlines() if x.startswith("{")]
+    if not lines:
         return None
-    return json.loads(lines[-1])
+    data = json.loads(lines[-1])
+    # the whole process's CPU less the regrade: start-up and exit counted
+    # as for the bare import
+    data.update(
+        load=load, import_cpu=import_cpu, cold_cpu=cpu - data["warm_cpu"]
+    )
+    return data
 
 
 def table(rows: list[tuple[object, dict | None, str]]) -> list[str]:
     out = [
-        "| lesson | checks | points | cold `m2t grade` | regrade (watch) "
-        "| cold, CPU | regrade, CPU | slowest check | on solutions |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |",
+        "| lesson | checks | points | `import tensorflow`, CPU "
+        "| cold `m2t grade`, CPU | grade / import | regrade (watch), CPU "
+        "| slowest check (regrade) | load | on solutions |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | --- |",
     ]
     for lesson, data, why in rows:
         if data is None:
-            out.append(f"| {lesson.tag} |" + " - |" * 7 + f" {why} |")
+            out.append(f"| {lesson.tag} |" + " - |" * 8 + f" {why} |")
             continue
         status = data["status"].replace("_", " ")
         if data["again"] != data["status"]:
             status += f", then {data['again']}"
+        ratio = data["cold_cpu"] / data["import_cpu"]
         out.append(
             f"| {lesson.tag} | {data['checks']} | {data['points']:g} "
-            f"| {data['cold']:.1f} s | {data['warm']:.1f} s "
-            f"| {data['cold_cpu']:.1f} s | {data['warm_cpu']:.1f} s "
-            f"| `{data['slowest'][:48]}` {data['slowest_s']:.1f} s "
-            f"| {status} |"
+            f"| {data['import_cpu']:.1f} s | {data['cold_cpu']:.1f} s "
+            f"| {ratio:.2f}x | {data['warm_cpu']:.1f} s "
+            f"| `{data['slowest'][:44]}` {data['slowest_s']:.1f} s "
+            f"| {data['load']:.1f} | {status} |"
         )
     return out
 
@@ -121,11 +149,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--output", default=str(DOC), help="markdown file, or - for stdout"
     )
-    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     if args.child:
-        child(args.child[0], float(args.child[1]))
+        child(args.child)
         return 0
     from m2t import curriculum
 
@@ -146,41 +174,35 @@ def main(argv: list[str] | None = None) -> int:
             rows.append((lesson, data, "" if data else "the grade crashed"))
         print(f"{lesson.tag} done", file=sys.stderr, flush=True)
     seconds = time.perf_counter() - start
-    base, base_cpu = [], []
-    for _ in range(3):
-        t = time.perf_counter()
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        subprocess.run(
-            [sys.executable, "-c", "import tensorflow"],
-            env=settings.quiet_env(),
-            capture_output=True,
-            check=False,
-        )
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        base.append(time.perf_counter() - t)
-        base_cpu.append(
-            after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-        )
     missing = [x.tag for x, data, _ in rows if data is None]
+    measured = [data for _, data, _ in rows if data]
+    ratios = [d["cold_cpu"] / d["import_cpu"] for d in measured]
+    loads = [d["load"] for d in measured]
+    summary = (
+        f"Cold `m2t grade` took {min(ratios):.2f}x to {max(ratios):.2f}x "
+        f"(median {statistics.median(ratios):.2f}x) the CPU time of a bare "
+        "TensorFlow import measured just before it."
+        if ratios
+        else "Nothing was measured."
+    )
     doc = [
         "# Grading time per lesson",
         "",
-        "Written by `python -m benchmarks.grading_times` (every lesson "
-        "against solutions/, one fresh process each). *cold* is process "
-        "start to grade, TensorFlow's import included (`m2t grade NN`); "
-        "*regrade* a second grade in the same process after a save (what "
-        "`m2t watch` costs once warm; its first failing check shows "
-        "sooner). CPU is user + system time: wall times swing with the "
-        "load of other jobs on the machine, so compare the CPU columns. "
-        'A bare `python -c "import tensorflow"` took '
-        f"{min(base):.1f} s wall, {min(base_cpu):.1f} s CPU (best of 3) on "
-        "the same machine.",
+        "Written by `python -m benchmarks.grading_times`. For each lesson, "
+        'side by side: a bare `python -c "import tensorflow"`, then in a '
+        "fresh process `m2t grade NN --impl DIR` on a copy of the lesson's "
+        "solution (cold: TensorFlow's import included), then in that same "
+        "process a regrade after a save (what `m2t watch` costs once warm; "
+        "its first failing check shows sooner). CPU is user + system time: "
+        "wall times swing with the load of other jobs on the machine, so "
+        "compare the CPU columns. *load* is the 1-minute load average when "
+        "the lesson's pair started. " + summary,
         "",
         f"Machine: {platform.processor() or platform.machine()}, "
         f"{os.cpu_count()} cores, load average "
-        f"{os.getloadavg()[0]:.1f} at the end; Python "
-        f"{platform.python_version()}; {time.strftime('%Y-%m-%d')}; "
-        f"{seconds / 60:.0f} min in all.",
+        + (f"{min(loads):.1f} to {max(loads):.1f}" if loads else "?")
+        + f" during the run; Python {platform.python_version()}; "
+        f"{time.strftime('%Y-%m-%d')}; {seconds / 60:.0f} min in all.",
         "",
         *table(rows),
         "",
