@@ -91,8 +91,9 @@ HINTS_STATE = STATE_DIR / "hints.json"
 """How many hints of each lesson are unlocked (`m2t hint`)."""
 
 CHECK_COSTS = STATE_DIR / "check-costs.json"
-"""Each grader check's seconds in its last in-process run: the runner runs
-a lesson's quick checks first (`m2t watch` shows a failure sooner)."""
+"""Each grader check's seconds when it last passed in process: the runner
+runs a lesson's unpassed and quick checks first (`m2t watch` shows a
+failure sooner)."""
 
 SKELETONS = STATE_DIR / "skeletons"
 """The pristine skeletons `m2t release` ships (`m2t reset` without

@@ -644,8 +644,9 @@ def test_readmes_teach_the_student_loop_with_real_commands(readme):
 def test_quick_checks_run_first_and_the_report_keeps_the_file_order(
     tmp_path, monkeypatch
 ):
-    """The runner runs a lesson's checks by their seconds last time (the
-    first failure shows sooner in watch) and reports them in file order."""
+    """The runner runs a lesson's checks that never passed first, then the
+    others by their seconds when they last passed (the first failure shows
+    sooner in watch), and reports them in the file's order."""
     from m2t import settings
     from m2t.grading import runner as grading
 
@@ -653,8 +654,9 @@ def test_quick_checks_run_first_and_the_report_keeps_the_file_order(
     monkeypatch.setattr(settings, "CHECK_COSTS", costs)
     folder = tmp_path / "impl"
     folder.mkdir()
+    path = folder / L16.filename
     solution = (ROOT / "solutions" / L16.filename).read_text()
-    (folder / L16.filename).write_text(make_lessons.cut(solution, L16.filename))
+    path.write_text(make_lessons.cut(solution, L16.filename))
     ran = []
 
     def grade():
@@ -665,11 +667,15 @@ def test_quick_checks_run_first_and_the_report_keeps_the_file_order(
         return [c.nodeid for c in result.checks]
 
     in_file = grade()
-    assert ran == in_file  # nothing known yet: the file's order
-    assert set(json.loads(costs.read_text())) == set(in_file)
+    assert ran == in_file  # nothing passed yet: the file's order
+    assert grading.load_costs() == {}  # a failing check's time says nothing
+    path.write_text(solution)
+    assert grade() == in_file
+    passed = grading.load_costs()
+    assert set(passed) == set(in_file) and all(t > 0 for t in passed.values())
     last_time = {nodeid: 1.0 for nodeid in in_file}
     last_time[in_file[-1]] = 0.01  # the file's last check was the quickest
-    last_time[in_file[-2]] = 0.02
+    del last_time[in_file[-2]]  # and this one never passed
     costs.write_text(json.dumps(last_time))
     assert grade() == in_file
-    assert ran[:2] == [in_file[-1], in_file[-2]] and ran[2:] == in_file[:-2]
+    assert ran[:2] == [in_file[-2], in_file[-1]] and ran[2:] == in_file[:-2]

@@ -114,9 +114,9 @@ class _Collector:
         if self.short_failures:
             for item in items:
                 item.repr_failure = _message_only
-        # Quick checks first within each grader file (by their seconds last
-        # time; new ones first), so the first failure shows sooner; the
-        # results keep the file's order.
+        # Within each grader file, checks that never passed first, then the
+        # others by their seconds when they last passed: the first failure
+        # shows sooner. The results keep the file's order.
         self.order = {item.nodeid: i for i, item in enumerate(items)}
         files: dict[str, int] = {}
         for item in items:
@@ -165,7 +165,7 @@ def _file(nodeid: str) -> str:
 
 
 def load_costs() -> dict[str, float]:
-    """{check node id: its seconds in the last in-process run}."""
+    """{check node id: its seconds when it last passed in process}."""
     try:
         data = json.loads(settings.CHECK_COSTS.read_text())
     except (OSError, ValueError):
@@ -176,10 +176,14 @@ def load_costs() -> dict[str, float]:
 
 
 def save_costs(checks: Iterable[Check]) -> None:
-    """Remember the seconds of `checks` for the next run's order (written
-    whole, then renamed: parallel grades never read half a file)."""
+    """Remember the seconds of the passing `checks` for the next run's
+    order: a check that fails costs what it did when it passed, and one
+    that never passed counts as free, so it runs first (written whole, then
+    renamed: parallel grades never read half a file)."""
     costs = load_costs()
-    costs.update({c.nodeid: round(c.seconds, 4) for c in checks})
+    costs.update(
+        {c.nodeid: round(c.seconds, 4) for c in checks if c.status == "passed"}
+    )
     path = settings.CHECK_COSTS
     temporary = path.with_name(f"{path.name}.{os.getpid()}")
     try:
