@@ -562,6 +562,10 @@ def test_grade_questions_end_to_end(m2t, tmp_path):
         ("(a+b+c+d)^40", "exponent"),
         ("(a+b+c+d)^8", "terms"),
         ("(a+b)(c+d)(e+f)(g+h)(i+j)(k+l)(m+o)", "terms"),
+        (
+            "(" + "+".join("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN") + ")^2",
+            "terms",
+        ),
         ("n^100", "exponent"),
         ("n^8 n^8 n^8", "exponent"),
         ("n^(1/0)", "divide by 0"),

@@ -72,7 +72,9 @@ def _reduce(terms: set[Monomial]) -> Poly:
 
 
 def _product(a: Poly, b: Poly) -> Poly:
-    return _bounded(_reduce({_times(x, y) for x in a for y in b}))
+    if len(a) * len(b) > MAX_TERMS:  # before expanding: no quadratic reduce
+        raise AnswerError(f"the expression has more than {MAX_TERMS} terms")
+    return _reduce({_times(x, y) for x in a for y in b})
 
 
 def _exponent(value: Fraction) -> Fraction:
