@@ -119,6 +119,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     state = grading.load_state()
     folder = ROOT / "lessons"
     if args.impl != "lessons" or folder.is_dir():
+    width = max((len(lesson.tag) for lesson, _ in rows), default=0)
         folder = _impl.resolve(args.impl)
     else:  # an installed m2t run outside a course folder
         print(
@@ -132,10 +133,9 @@ def cmd_list(args: argparse.Namespace) -> int:
         label = status.label
         if lesson is current:
             label += "   <- you are here"
-        if lesson.is_question_list:  # no number: the title in its place
-            print(f"     {lesson.title:<40} {label}")
-        else:
-            print(f"{lesson.tag}  {lesson.module:<40} {label}")
+        # the question list has no module: its file instead
+        name = lesson.filename if lesson.is_question_list else lesson.module
+        print(f"{lesson.tag:<{width}}  {name:<40} {label}")
     return 0
 
 
