@@ -119,7 +119,6 @@ def cmd_list(args: argparse.Namespace) -> int:
     state = grading.load_state()
     folder = ROOT / "lessons"
     if args.impl != "lessons" or folder.is_dir():
-    width = max((len(lesson.tag) for lesson, _ in rows), default=0)
         folder = _impl.resolve(args.impl)
     else:  # an installed m2t run outside a course folder
         print(
@@ -129,6 +128,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         )
     rows = progress.statuses(folder, state)
     current = progress.here(rows)
+    width = max((len(lesson.tag) for lesson, _ in rows), default=0)
     for lesson, status in rows:
         label = status.label
         if lesson is current:
