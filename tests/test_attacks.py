@@ -382,6 +382,8 @@ def test_the_judge_keeps_its_memory_its_time_and_its_report(tmp_path):
     weights = "test_masked_weights_are_exactly_zero_and_rows_sum_to_one"
     assert "nested deeper than 32" in by[f"{weights}[valid_lens_B]"]
     assert "File too large" in by[f"{weights}[valid_lens_BT]"]
+    dot = "test_dot_product_attention_matches_reference[valid_lens_B]"
+    assert "timed out after 4 s" in by[dot]
     additive = "test_additive_attention_matches_reference[valid_lens_B]"
     assert "code 139 (SIGSEGV)" in by[additive]
     print(f"judge peak {peak_mb:.0f} MB, {seconds:.1f} s")
@@ -399,3 +401,97 @@ def test_the_judge_keeps_its_memory_its_time_and_its_report(tmp_path):
     print(f"l16: {wall:.1f} s wall, charged {probes:.1f} + {restarts:.1f} s")
     assert lesson_limit <= probes + restarts <= wall + 1
     assert wall < lesson_limit + probe_limit + 30
+
+
+def test_a_killed_grade_leaves_partial_results_and_no_worker(tmp_path):
+    """The grade is killed (as a CI or Gradescope time limit kills it) while
+    a probe sleeps: results.json holds the checks done so far, and no
+    process of the grade outlives it."""
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "l16_attention_scoring.py").write_text(
+        SOLUTION["l16_attention_scoring"]
+        + "\nimport time as _t\n\n_plain = masked_softmax\n\n\n"
+        "def masked_softmax(X, valid_lens=None):\n"
+        "    if valid_lens is not None and valid_lens.ndim == 2:\n"
+        "        _t.sleep(600)\n"
+        "    return _plain(X, valid_lens)\n"
+    )
+    report = tmp_path / "results.json"
+    temp = tmp_path / "temp"  # the grade's folders, so its processes are ours
+    temp.mkdir()
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "TMPDIR": str(temp)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "m2t", "grade", "16", "--submission", str(sub)]
+        + ["--report", str(report), "--timeout", "60"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:  # the first check is done, the
+            time.sleep(0.5)  # second sleeps in the worker
+            if report.exists() and json.loads(report.read_text())["tests"]:
+                break
+        time.sleep(2)
+        assert proc.poll() is None
+        proc.kill()
+        proc.wait()
+        data = json.loads(report.read_text())
+        assert 1 <= len(data["tests"]) < 20
+        assert data["tests"][0]["status"] == "passed"
+        time.sleep(2)
+        ours = []
+        for entry in os.listdir("/proc"):
+            try:
+                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if str(temp).encode() in cmdline:
+                ours.append(int(entry))
+        assert ours == []
+    finally:
+        proc.kill()
+        for entry in os.listdir("/proc"):
+            try:
+                if (
+                    str(temp).encode()
+                    in Path(f"/proc/{entry}/cmdline").read_bytes()
+                ):
+                    os.kill(int(entry), signal.SIGKILL)
+            except (OSError, ValueError):
+                pass
+
+
+def test_a_missing_layer_is_refused_and_reported(tmp_path):
+    """Without bubblewrap's namespaces (left out as on a machine that lacks
+    them) the grade is refused, naming the layer; with
+    --allow-weaker-sandbox it runs and the report says what was missing."""
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "l16_attention_scoring.py").write_text(
+        SOLUTION["l16_attention_scoring"]
+    )
+    report = tmp_path / "results.json"
+    env = {"M2T_SANDBOX_WITHOUT": "namespaces,seccomp"}
+    args = ("16", "--submission", str(sub), "--report", str(report))
+    refused, _ = grade(*args, env=env)
+    assert refused.returncode == 2
+    assert "namespaces: left out by M2T_SANDBOX_WITHOUT" in refused.stdout
+    assert "--allow-weaker-sandbox" in refused.stdout
+    assert not report.exists()
+    weaker, _ = grade(*args, "--allow-weaker-sandbox", env=env)
+    assert weaker.returncode == 0, weaker.stdout + weaker.stderr[-2000:]
+    output = json.loads(report.read_text())["output"].splitlines()
+    assert output[0] == "sandbox: landlock in force" or output[0] == (
+        "sandbox: unprivileged, landlock in force"
+    )
+    assert (
+        "sandbox WEAKER: no namespaces: left out by M2T_SANDBOX_WITHOUT"
+        in output
+    )
+    assert (
+        "sandbox WEAKER: no seccomp: left out by M2T_SANDBOX_WITHOUT" in output
+    )

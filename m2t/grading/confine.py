@@ -116,26 +116,36 @@ def grader_is_root() -> bool:
     return os.geteuid() == 0
 
 
+WITHOUT = "M2T_SANDBOX_WITHOUT"
+"""An environment variable naming layers to leave out (comma-separated),
+as if this machine lacked them: to see what the weaker sandbox does. They
+count as missing, so grading still needs `--allow-weaker-sandbox`."""
+
+
 @functools.cache
 def missing_layers() -> dict[str, str]:
     """The layers this machine cannot give the worker: {layer: why}."""
     from m2t.grading import landlock
 
     missing = {}
-    why = _namespaces_unavailable()
+    for layer in os.environ.get(WITHOUT, "").split(","):
+        if layer.strip() in LAYERS:
+            missing[layer.strip()] = f"left out by {WITHOUT}"
+    why = "namespaces" not in missing and _namespaces_unavailable()
     if why:
         missing["namespaces"] = why
-        if grader_is_root():
-            missing["unprivileged"] = (
-                "the grader runs as root and drops to uid "
-                f"{SANDBOX_UID} only inside bubblewrap's namespaces"
-            )
+    if "namespaces" in missing and grader_is_root():
+        missing.setdefault(
+            "unprivileged",
+            "the grader runs as root and drops to uid "
+            f"{SANDBOX_UID} only inside bubblewrap's namespaces",
+        )
     if landlock.abi_version() == 0:
         missing["landlock"] = "the kernel has no Landlock (Linux 5.13+)"
     try:
         import pyseccomp  # noqa: F401  (loads the system's libseccomp)
-    except (ImportError, OSError) as exc:
-        missing["seccomp"] = f"libseccomp is not usable here ({exc})"
+    except (ImportError, OSError, RuntimeError) as exc:
+        missing.setdefault("seccomp", f"libseccomp is not usable ({exc})")
     return missing
 
 
@@ -312,13 +322,22 @@ def layers_in_force(landlock_abi: int, seccomp: bool) -> dict[str, Any]:
     status = Path("/proc/self/status").read_text()
     mode = [line for line in status.splitlines() if line.startswith("Seccomp:")]
     return {
-        "uid": os.getuid(),
-        "euid": os.geteuid(),
+        "uid": _outer_uid(os.getuid()),
+        "euid": _outer_uid(os.geteuid()),
         "landlock": landlock_abi,
         "seccomp": seccomp and bool(mode) and mode[0].split()[1] == "2",
         "pid_ns": os.readlink("/proc/self/ns/pid"),
         "net_ns": os.readlink("/proc/self/ns/net"),
     }
+
+
+def _outer_uid(uid: int) -> int | None:
+    """`uid` as the machine sees it (through any user namespace's map)."""
+    for line in Path("/proc/self/uid_map").read_text().splitlines():
+        inside, outside, count = map(int, line.split())
+        if inside <= uid < inside + count:
+            return outside + uid - inside
+    return None
 
 
 def check_layers(facts: dict[str, Any], allowed_missing: set[str]) -> str:

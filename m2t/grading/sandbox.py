@@ -195,22 +195,31 @@ class SandboxError(RuntimeError):
     """The worker could not be confined as required: nothing is graded."""
 
 
-class _Worker:
-    """One confined worker process and its folder (trusted code, temp)."""
+def copy_trusted(dest: Path) -> Path:
+    """Copy the trusted code the workers import (`TRUSTED`, the
+    curriculum) to `dest`: what the grade started with, whatever changes in
+    the repository meanwhile."""
+    for name in TRUSTED:
+        if (ROOT / name).is_dir():
+            shutil.copytree(
+                ROOT / name,
+                dest / name,
+                ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+            )
+    shutil.copy(ROOT / "curriculum.toml", dest / "curriculum.toml")
+    return dest
 
-    def __init__(self, folder: Path, memory_mb: int, weaker: set[str]):
+
+class _Worker:
+    """One confined worker process and its temporary folder; it reads the
+    trusted code in `code` and the staged submission in `folder`."""
+
+    def __init__(
+        self, folder: Path, code: Path, memory_mb: int, weaker: set[str]
+    ):
         self.ready = False
         self.facts: dict[str, Any] = {}
         self.home = Path(tempfile.mkdtemp(prefix="m2t-worker-"))
-        code = self.home / "code"
-        for name in TRUSTED:
-            if (ROOT / name).is_dir():
-                shutil.copytree(
-                    ROOT / name,
-                    code / name,
-                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
-                )
-        shutil.copy(ROOT / "curriculum.toml", code / "curriculum.toml")
         tmp = self.home / "tmp"
         tmp.mkdir()
         env = {
@@ -226,7 +235,8 @@ class _Worker:
             "LANG": "C.UTF-8",
         }
         env = {k: v for k, v in env.items() if v}
-        namespaces = "namespaces" not in confine.missing_layers()
+        missing = confine.missing_layers()
+        namespaces = "namespaces" not in missing
         drop = namespaces and confine.grader_is_root()
         uid = confine.SANDBOX_UID if drop else os.getuid()
         command = [
@@ -242,6 +252,9 @@ class _Worker:
             str(confine.process_limit(uid)),
             str(ROOT),
             "drop" if drop else "keep",
+            ",".join(
+                layer for layer in ("landlock", "seccomp") if layer in missing
+            ),
         ]
         if namespaces:
             trees = [
@@ -304,16 +317,20 @@ class _Worker:
         shutil.rmtree(self.home, ignore_errors=True)
 
     def log_tail(self) -> str:
-        """The last line of the worker's log, reading at most `LOG_TAIL`
-        bytes of its end (a log made huge or sparse costs nothing)."""
-        try:
-            with open(self.home / "worker.log", "rb") as f:
-                f.seek(max(os.fstat(f.fileno()).st_size - LOG_TAIL, 0))
-                text = f.read(LOG_TAIL).decode(errors="replace")
-        except OSError:
-            return ""
-        lines = [line for line in text.splitlines() if line.strip()]
-        return lines[-1][:300] if lines else ""
+        return log_tail(self.home / "worker.log")
+
+
+def log_tail(path: Path) -> str:
+    """The last line of a worker's log, reading at most `LOG_TAIL` bytes of
+    its end (a log made huge or sparse costs nothing)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(os.fstat(f.fileno()).st_size - LOG_TAIL, 0))
+            text = f.read(LOG_TAIL).decode(errors="replace")
+    except OSError:
+        return ""
+    lines = [line for line in text.splitlines() if line.strip()]
+    return lines[-1][:300] if lines else ""
 
 
 class SandboxRunner:
@@ -349,6 +366,8 @@ class SandboxRunner:
         if missing and not allow_weaker:
             raise SandboxError(describe_missing(missing))
         self.weaker = set(missing) if allow_weaker else set()
+        self.home = Path(tempfile.mkdtemp(prefix="m2t-judge-"))
+        self.code = copy_trusted(self.home / "code")
         self.refused = staging.refusals(self.folder)
         self.spent: dict[str, float] = {}
         self.probe_seconds: dict[str, float] = {}
@@ -358,7 +377,7 @@ class SandboxRunner:
         self.spare: _Worker | None = None
 
     def _new(self) -> _Worker:
-        return _Worker(self.folder, self.memory_mb, self.weaker)
+        return _Worker(self.folder, self.code, self.memory_mb, self.weaker)
 
     def start(self) -> None:
         """Spawn the first worker now (it imports TensorFlow while the
@@ -372,6 +391,7 @@ class SandboxRunner:
             if worker is not None:
                 worker.close()
         self.worker = self.spare = None
+        shutil.rmtree(self.home, ignore_errors=True)
 
     def _take_spare(self) -> _Worker:
         worker = self.spare if self.spare is not None else self._new()
@@ -544,7 +564,7 @@ def describe_missing(missing: dict[str, str]) -> str:
 # ------------------------------------------------------------ the worker
 def worker_main() -> None:
     """The worker's loop (runs in the confined process)."""
-    code, folder, tmp, memory_mb, nproc, repo, drop = sys.argv[1:8]
+    code, folder, tmp, memory_mb, nproc, repo, drop, skip = sys.argv[1:9]
     if drop == "drop":  # root inside bubblewrap: become nobody first
         confine.drop_root()
     proto_in = os.fdopen(os.dup(0), "rb", buffering=0)
@@ -575,8 +595,10 @@ def worker_main() -> None:
         "/sys/devices/system/cpu",
         *confine.DEVICES,
     ]
-    abi = landlock.restrict(read=read, write=[tmp, "/dev/null"])
-    seccomp = confine.load_seccomp()
+    abi = 0
+    if "landlock" not in skip:
+        abi = landlock.restrict(read=read, write=[tmp, "/dev/null"])
+    seccomp = "seccomp" not in skip and confine.load_seccomp()
     runner = _probe.InProcessRunner(Path(folder))
     facts = confine.layers_in_force(abi, seccomp)
     _send(proto_out, {"ready": True, "layers": facts})
