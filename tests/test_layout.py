@@ -229,3 +229,58 @@ def test_the_rules_catch_planted_imports(planted):
     ):
         assert expected in problems
     assert find_cycle(import_graph(planted)) == ["m2t.a", "m2t.b", "m2t.a"]
+
+
+SETTINGS_ONLY = {
+    "TF_CPP_MIN_LOG_LEVEL": "settings.quiet_tensorflow() or quiet_env()",
+    "l[0-9][0-9]_*.py": "settings.LESSON_GLOB",
+    ".m2t": "settings.STATE_DIR and the paths under it",
+}
+"""String constants that only m2t/settings.py spells out -> what to use."""
+
+
+def settings_problems(root: Path) -> list[str]:
+    """Where code outside m2t/settings.py spells out one of its settings,
+    or reads TOML without `m2t.settings.tomllib`."""
+    problems = []
+    for folder in ("m2t", "graders", "training", "benchmarks"):
+        for path in sources(root, folder):
+            where = path.relative_to(root).as_posix()
+            if where == "m2t/settings.py":
+                continue
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            for node in ast.walk(tree):
+                if (
+                    isinstance(node, ast.Constant)
+                    and node.value in SETTINGS_ONLY
+                ):
+                    problems.append(
+                        f"{where}:{node.lineno}: {node.value!r}: use "
+                        f"{SETTINGS_ONLY[node.value]}"
+                    )
+            for line, module, _ in imports(path, root):
+                if module in ("tomllib", "tomli"):
+                    problems.append(
+                        f"{where}:{line}: import {module}: use "
+                        "`from m2t.settings import tomllib`"
+                    )
+    return problems
+
+
+def test_settings_are_spelled_out_in_one_place():
+    assert settings_problems(ROOT) == []
+
+
+def test_the_settings_rule_catches_a_planted_copy(tmp_path):
+    (tmp_path / "m2t").mkdir()
+    (tmp_path / "m2t" / "settings.py").write_text(
+        "X = 'TF_CPP_MIN_LOG_LEVEL'\n"
+    )
+    (tmp_path / "m2t" / "a.py").write_text(
+        "import tomllib\nimport os\nos.environ['TF_CPP_MIN_LOG_LEVEL'] = '3'\n"
+    )
+    assert settings_problems(tmp_path) == [
+        "m2t/a.py:3: 'TF_CPP_MIN_LOG_LEVEL': use settings.quiet_tensorflow() "
+        "or quiet_env()",
+        "m2t/a.py:1: import tomllib: use `from m2t.settings import tomllib`",
+    ]

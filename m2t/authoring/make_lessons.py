@@ -318,7 +318,7 @@ def specs(
     from m2t.student.hints import ladder
 
     found = []
-    for path in sorted(solutions.glob("l[0-9][0-9]_*.py")):
+    for path in sorted(solutions.glob(settings.LESSON_GLOB)):
         rungs = {t.where: t for t in ladder(path.stem, hints)}
         for region in regions(path.read_text(encoding="utf-8"), path.name):
             calls = library_calls(region.code)

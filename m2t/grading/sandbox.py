@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from m2t import ROOT
+from m2t import settings
 from m2t.grading import confine
 from m2t.grading import staging
 
@@ -227,7 +228,7 @@ class _Worker:
             "HOME": str(tmp),
             "TMPDIR": str(tmp),
             "KERAS_HOME": str(tmp / ".keras"),
-            "TF_CPP_MIN_LOG_LEVEL": "3",
+            **settings.quiet_env({}),  # TensorFlow C++ logs: errors only
             "CUDA_VISIBLE_DEVICES": "-1",  # the worker grades on the CPU
             "PYTHONDONTWRITEBYTECODE": "1",
             "PYTHONHASHSEED": "0",
