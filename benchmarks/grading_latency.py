@@ -2,7 +2,8 @@
 TensorFlow import, and `m2t watch`'s verdict after a save.
 
     python -m benchmarks.grading_latency                # lesson 16
-    python -m benchmarks.grading_latency --lesson 10 --runs 7 --saves 6
+    python -m benchmarks.grading_latency --lessons 10 --runs 7
+    python -m benchmarks.grading_latency --lessons all --skip-cold
 
 Cold: `python -c "import tensorflow"` and `m2t grade LESSON` (on the
 skeleton and on the solution, each in a scratch folder so no state is
@@ -10,11 +11,13 @@ saved) run alternately, `--runs` times each; we report the median wall
 time, the median CPU time (user + sys, steadier on a busy machine) and the
 median of the per-run ratios grade / import.
 
-Watch: one `m2t watch LESSON` process on a scratch folder; the script
-saves the skeleton, each known mistake (solutions/mutants) and the
-solution in turn, and times, from the save, the verdict (the first failing
-check, or "passes") and the end of the run. The process keeps TensorFlow
-loaded, so this is the loop's steady state.
+Watch: one `m2t watch LESSON` process on a scratch folder, started on the
+solution (so the runner knows what each check costs and runs the quick
+ones first); the script then saves each known mistake (solutions/mutants),
+the skeleton and the solution in turn, and times, from the save, the
+verdict (the first failing check, or "passes") and the end of the run. The
+process keeps TensorFlow loaded, so this is the loop's steady state.
+`--lessons all` does every lesson with known mistakes.
 """
 
 from __future__ import annotations
@@ -152,12 +155,20 @@ def _finished(line: str) -> bool:
     return line.startswith("  ok  ") or " checks pass, " in line
 
 
-def watch(lesson, saves: int, timeout: float = 600.0) -> list[str]:
+VERDICT_S = 1.0
+"""The aim: a mistake's first failing check within this long of the save."""
+
+
+def watch(
+    lesson, saves: int | None = None, timeout: float = 600.0
+) -> list[str]:
     versions = _versions(lesson)
-    order = list(versions)
+    order = [k for k in versions if k.startswith("mistake ")]
+    order += ["skeleton", "solution"]
+    saves = len(order) if saves is None else saves
     folder = Path(tempfile.mkdtemp(prefix="m2t-bench-watch-"))
     path = folder / f"{lesson.module}.py"
-    path.write_text(versions["skeleton"])
+    path.write_text(versions["solution"])
     proc = subprocess.Popen(
         [sys.executable, "-m", "m2t", "watch", lesson.id, "--impl"]
         + [str(folder)],
@@ -175,7 +186,7 @@ def watch(lesson, saves: int, timeout: float = 600.0) -> list[str]:
         out.until(lambda line: "Watching" in line, timeout)
         first = time.perf_counter() - start
         for i in range(saves):
-            kind = order[(i + 1) % len(order)]
+            kind = order[i % len(order)]
             saved = time.perf_counter()
             path.write_text(versions[kind] + f"\n# save {i}\n")
             verdict_at, verdict = out.until(_verdict, timeout)
@@ -190,9 +201,13 @@ def watch(lesson, saves: int, timeout: float = 600.0) -> list[str]:
         proc.terminate()
         proc.wait(timeout=30)
         shutil.rmtree(folder, ignore_errors=True)
+    mistakes = [v for k, v, _, _ in rows if k.startswith("mistake ")]
+    quick = sum(v <= VERDICT_S for v in mistakes)
     lines = [
-        f"`m2t watch {lesson.id}`: first grade (TensorFlow start-up "
-        f"included) {first:.2f} s; then, from each save:",
+        f"`m2t watch {lesson.id}` (load {os.getloadavg()[0]:.1f}): first "
+        f"grade, on the solution (TensorFlow start-up included) {first:.2f} "
+        f"s; then, from each save ({quick} of {len(mistakes)} mistakes "
+        f"within {VERDICT_S:g} s):",
         "",
         "| saved | verdict after | run done after | verdict |",
         "| --- | --- | --- | --- |",
@@ -205,20 +220,30 @@ def watch(lesson, saves: int, timeout: float = 600.0) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lesson", default="16")
+    parser.add_argument(
+        "--lessons", nargs="*", default=["16"], help="ids, or all"
+    )
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--saves", type=int, default=6)
+    parser.add_argument(
+        "--saves", type=int, help="saves per watch (each version once)"
+    )
     parser.add_argument("--skip-cold", action="store_true")
     parser.add_argument("--skip-watch", action="store_true")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     from m2t import curriculum
+    from m2t.authoring import mutants
 
-    lesson = curriculum.find(args.lesson)
-    if not args.skip_cold:
-        print("\n".join(cold(lesson, args.runs)), end="\n\n", flush=True)
-    if not args.skip_watch:
-        print("\n".join(watch(lesson, args.saves)), flush=True)
+    chosen = (
+        [x for x in curriculum.graded() if mutants.catalogue(x.module)]
+        if args.lessons == ["all"]
+        else [curriculum.find(x) for x in args.lessons]
+    )
+    for lesson in chosen:
+        if not args.skip_cold:
+            print("\n".join(cold(lesson, args.runs)), end="\n\n", flush=True)
+        if not args.skip_watch:
+            print("\n".join(watch(lesson, args.saves)), end="\n\n", flush=True)
     return 0
 
 
