@@ -14,12 +14,14 @@ from functools import partial
 import numpy as np
 import pytest
 
+from graders.lib.contract import expect_dropout_only_in_training
 from graders.lib.contract import expect_layer_contract
 from graders.lib.contract import expect_value_errors
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
 from graders.lib.judge import mistake_outputs
+from graders.lib.probes import dropout_outputs
 from graders.lib.probes import layer_contract
 from graders.lib.probes import value_errors
 from graders.lib.references import sigmoid
@@ -180,10 +182,10 @@ def run_steps(m, tokens, enc, hidden, valid_lens, longer):
 @lesson.probe
 def run_dropout(m, tokens, enc, hidden, valid_lens):
     dec = _decoder(m, tokens, enc, hidden, valid_lens, dropout=0.5)
-    return (
-        dec(tokens, enc, hidden, valid_lens, training=False)[0],
-        dec(tokens, enc, hidden, valid_lens, training=False)[0],
-        dec(tokens, enc, hidden, valid_lens, training=True)[0],
+    return dropout_outputs(
+        lambda training: dec(
+            tokens, enc, hidden, valid_lens, training=training
+        )[0]
     )
 
 
@@ -318,12 +320,10 @@ def test_step_by_step_equals_full_pass_and_any_length(rng):
 
 def test_dropout_only_in_training(rng):
     tokens, enc, hidden = _inputs(rng)
-    first, second, trained = run_dropout(tokens, enc, hidden, VALID)
-    expect_close(second, first, "the decoder called twice, training=False")
-    expect(
-        not np.allclose(trained, first),
-        "with dropout=0.5 and training=True the logits should differ from "
-        "inference; pass `training` to the dropout layers.",
+    expect_dropout_only_in_training(
+        run_dropout(tokens, enc, hidden, VALID),
+        "Seq2SeqAttentionDecoder",
+        dropout="the dropout layers",
     )
 
 

@@ -12,8 +12,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from graders.lib.judge import expect
+from graders.lib.judge import expect_close
 from graders.lib.judge import expect_shape
+from graders.lib.tolerances import F32
 
 
 def expect_layer_contract(
@@ -70,6 +74,33 @@ def expect_layer_contract(
         f"{name}: one SGD step leaves {unmoved} unchanged; every trainable "
         "weight should reach the output (is it used, and not multiplied "
         "by 0?).",
+    )
+
+
+def expect_dropout_only_in_training(
+    outputs: tuple[Any, Any, Any],
+    name: str,
+    *,
+    dropout: str = "the dropout layer",
+    tol: Mapping[str, float] = F32,
+) -> None:
+    """A layer built with dropout=0.5 drops only in training.
+
+    Args:
+        outputs: (inference, inference again, training) outputs of one
+            layer on the same inputs, as `probes.dropout_outputs` returns.
+        name: the layer, for the messages.
+        dropout: which sublayers must get `training`, for the hint.
+        tol: how close the two inference outputs must be.
+    """
+    first, second, trained = (np.asarray(o) for o in outputs)
+    expect_close(
+        second, first, f"{name} called twice with training=False", tol=tol
+    )
+    expect(
+        not np.allclose(trained, first),
+        f"{name}: with dropout=0.5 and training=True the output should "
+        f"differ from inference; pass `training` to {dropout}.",
     )
 
 

@@ -202,6 +202,12 @@ def state_gradient(
     return gradient_check(f, h0)
 
 
+def dropout_outputs(call: Callable[..., Any]) -> tuple[Any, Any, Any]:
+    """`call(training=False)` twice, then `call(training=True)`: the three
+    outputs `contract.expect_dropout_only_in_training` judges."""
+    return call(training=False), call(training=False), call(training=True)
+
+
 def value_errors(calls: Mapping[Any, Callable[[], Any]]) -> dict[Any, str]:
     """Run each call with a bad argument; {its key: the message of the
     ValueError it raised, or "" when it raised none}.
