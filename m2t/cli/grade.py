@@ -4,12 +4,14 @@ m2t grade [LESSON ...]            grade your lessons (all by default)
 m2t grade --impl solutions        grade the reference solutions
 m2t grade 16 --report results.json --junit junit.xml
 m2t grade --submission DIR        grade untrusted files in a sandbox
+m2t grade 06 13 --roster DIR -j 2 grade a class: gradebook, class report
 m2t list                          the lessons, in order, with their status
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
 from collections.abc import Callable
@@ -27,34 +29,28 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
     lessons = curriculum.select(args.lessons)
     start = time.perf_counter()
-    impl, staged, on_check, notes = args.impl, None, None, []
-    if args.submission:
-        import tempfile
+    if args.roster:
+        from m2t.grading import roster
 
-        from m2t.grading import confine
-        from m2t.grading import sandbox
-        from m2t.grading import staging
+        return roster.main(args, lessons)
+    impl, on_check, notes = args.impl, None, []
+    with contextlib.ExitStack() as stack:
+        if args.submission:
+            from m2t.grading import submission
 
-        missing = confine.missing_layers()
-        if missing and not args.allow_weaker_sandbox:
-            print(f"m2t: error: {sandbox.describe_missing(missing)}")
-            return 2
-        notes = confine.describe(missing)
-        staged = Path(tempfile.mkdtemp(prefix="m2t-submission-"))
-        impl = str(
-            staging.stage(
-                Path(args.submission), [x.module for x in lessons], staged
+            refused = submission.refusal(args.allow_weaker_sandbox)
+            if refused:
+                print(f"m2t: error: {refused}")
+                return 2
+            impl, notes = stack.enter_context(
+                submission.staged(Path(args.submission), lessons)
             )
-        )
-        notes += [
-            f"not graded: {name}: {why}"
-            for name, why in staging.refusals(staged).items()
-        ]
-        for note in notes:
-            print(reports.clean(note))
-        if args.report:  # partial results survive a global kill
-            on_check = _partial_report(Path(args.report), lessons, start, notes)
-    try:
+            for note in notes:
+                print(reports.clean(note))
+            if args.report:  # partial results survive a global kill
+                on_check = _partial_report(
+                    Path(args.report), lessons, start, notes
+                )
         with quiet_native_stderr(not args.verbose):
             results = grading.grade(
                 lessons,
@@ -66,11 +62,6 @@ def cmd_grade(args: argparse.Namespace) -> int:
                 lesson_timeout=args.lesson_timeout,
                 allow_weaker_sandbox=args.allow_weaker_sandbox,
             )
-    finally:
-        if staged is not None:
-            import shutil
-
-            shutil.rmtree(staged, ignore_errors=True)
     seconds = time.perf_counter() - start
     if not args.submission:
         grading.save_state(results, args.impl)
@@ -154,6 +145,23 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--submission",
         help="grade the lesson files (and answers.toml) in this folder or "
         "student edition, in a sandboxed worker: untrusted code",
+    )
+    grade.add_argument(
+        "--roster",
+        help="grade a class: each sub-folder of this folder is a submission "
+        "(or a CSV of name,path); writes a gradebook and a class report",
+    )
+    grade.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=1,
+        help="with --roster: submissions graded at once (1)",
+    )
+    grade.add_argument(
+        "--out",
+        help="with --roster: the folder for the gradebook, the class report "
+        "and each student's results (ROSTER-grades)",
     )
     grade.add_argument(
         "--allow-weaker-sandbox",
