@@ -146,70 +146,108 @@ def simulate(
     """The layer table and the (trainable, non-trainable) parameter counts
     of `spec` on `input_shape`, from the formulas alone (no Keras).
 
-    Rows follow `table_rows`: a fused relu adds a ReLU row.
+    Rows follow `table_rows`: a fused relu adds a ReLU row. A new kind of
+    item is one more function in `_STEPS`.
     """
     shape = tuple(input_shape)
     rows: list[Row] = []
     trainable = non_trainable = 0
     for item in spec:
-        kind = item[0]
-        if kind == "conv":
-            _, filters, k, s, padding, activation = item
-            h = _pads(shape[1], k, s, padding)[2]
-            w = _pads(shape[2], k, s, padding)[2]
-            trainable += conv_params(k, shape[3], filters)
-            shape = (shape[0], h, w, filters)
-            rows.append(("Conv2D", shape))
-            if activation == "relu":
-                rows.append(("ReLU", shape))
-        elif kind == "pool":
-            _, how, k, s, padding = item
-            h = _pads(shape[1], k, s, padding)[2]
-            w = _pads(shape[2], k, s, padding)[2]
-            if h <= 0 or w <= 0:
-                raise ValueError(f"pooling {k}/{s} on {shape}")
-            shape = (shape[0], h, w, shape[3])
-            name = "MaxPooling2D" if how == "max" else "AveragePooling2D"
-            rows.append((name, shape))
-        elif kind == "bn":
-            t, n = bn_params(shape[-1])
-            trainable, non_trainable = trainable + t, non_trainable + n
-            rows.append(("BatchNormalization", shape))
-        elif kind == "relu":
-            rows.append(("ReLU", shape))
-        elif kind == "flatten":
-            shape = (shape[0], int(np.prod(shape[1:])))
-            rows.append(("Flatten", shape))
-        elif kind == "dropout":
-            rows.append(("Dropout", shape))
-        elif kind == "gap":
-            shape = (shape[0], shape[-1])
-            rows.append(("GlobalAveragePooling2D", shape))
-        elif kind == "dense":
-            _, units, activation = item
-            trainable += dense_params(shape[-1], units)
-            shape = (shape[0], units)
-            rows.append(("Dense", shape))
-            if activation == "relu":
-                rows.append(("ReLU", shape))
-        elif kind == "seq":
-            _, t, n = simulate(item[1], shape)
-            shape = _last_shape(item[1], shape)
-            trainable, non_trainable = trainable + t, non_trainable + n
-            rows.append(("Sequential", shape))
-        elif kind == "block":
-            _, name, fn = item
-            shape, t, n = fn(shape)
-            trainable, non_trainable = trainable + t, non_trainable + n
-            rows.append((name, tuple(shape)))
-        else:
+        step = _STEPS.get(item[0])
+        if step is None:
             raise ValueError(f"unknown spec item {item!r}")
+        shape, new_rows, t, n = step(item, shape)
+        rows += new_rows
+        trainable, non_trainable = trainable + t, non_trainable + n
     return rows, trainable, non_trainable
 
 
-def _last_shape(spec: Spec, shape: tuple[int, ...]) -> tuple[int, ...]:
-    rows = simulate(spec, shape)[0]
-    return rows[-1][1] if rows else tuple(shape)
+Step = tuple[tuple[int, ...], list[Row], int, int]
+"""What one spec item does: (output shape, its rows, trainable and
+non-trainable parameter counts)."""
+
+
+def _spatial(shape: tuple[int, ...], k: int, s: int, padding: str):
+    """(H_out, W_out) of a k x k window with stride s on (B, H, W, C)."""
+    return _pads(shape[1], k, s, padding)[2], _pads(shape[2], k, s, padding)[2]
+
+
+def _with_relu(name: str, shape: tuple[int, ...], activation) -> list[Row]:
+    rows = [(name, shape)]
+    return rows + [("ReLU", shape)] if activation == "relu" else rows
+
+
+def _conv_step(item: tuple, shape: tuple[int, ...]) -> Step:
+    _, filters, k, s, padding, activation = item
+    out = (shape[0], *_spatial(shape, k, s, padding), filters)
+    rows = _with_relu("Conv2D", out, activation)
+    return out, rows, conv_params(k, shape[3], filters), 0
+
+
+def _pool_step(item: tuple, shape: tuple[int, ...]) -> Step:
+    _, how, k, s, padding = item
+    h, w = _spatial(shape, k, s, padding)
+    if h <= 0 or w <= 0:
+        raise ValueError(f"pooling {k}/{s} on {shape}")
+    out = (shape[0], h, w, shape[3])
+    name = "MaxPooling2D" if how == "max" else "AveragePooling2D"
+    return out, [(name, out)], 0, 0
+
+
+def _bn_step(item: tuple, shape: tuple[int, ...]) -> Step:
+    return (shape, [("BatchNormalization", shape)], *bn_params(shape[-1]))
+
+
+def _named_step(name: str):
+    """An item that keeps the shape and has no parameters (relu, dropout)."""
+
+    def step(item: tuple, shape: tuple[int, ...]) -> Step:
+        return shape, [(name, shape)], 0, 0
+
+    return step
+
+
+def _flatten_step(item: tuple, shape: tuple[int, ...]) -> Step:
+    out = (shape[0], int(np.prod(shape[1:])))
+    return out, [("Flatten", out)], 0, 0
+
+
+def _gap_step(item: tuple, shape: tuple[int, ...]) -> Step:
+    out = (shape[0], shape[-1])
+    return out, [("GlobalAveragePooling2D", out)], 0, 0
+
+
+def _dense_step(item: tuple, shape: tuple[int, ...]) -> Step:
+    _, units, activation = item
+    out = (shape[0], units)
+    rows = _with_relu("Dense", out, activation)
+    return out, rows, dense_params(shape[-1], units), 0
+
+
+def _seq_step(item: tuple, shape: tuple[int, ...]) -> Step:
+    inner, t, n = simulate(item[1], shape)
+    out = inner[-1][1] if inner else tuple(shape)
+    return out, [("Sequential", out)], t, n
+
+
+def _block_step(item: tuple, shape: tuple[int, ...]) -> Step:
+    _, name, fn = item
+    out, t, n = fn(shape)
+    return tuple(out), [(name, tuple(out))], t, n
+
+
+_STEPS = {
+    "conv": _conv_step,
+    "pool": _pool_step,
+    "bn": _bn_step,
+    "relu": _named_step("ReLU"),
+    "flatten": _flatten_step,
+    "dropout": _named_step("Dropout"),
+    "gap": _gap_step,
+    "dense": _dense_step,
+    "seq": _seq_step,
+    "block": _block_step,
+}
 
 
 def forward(
