@@ -3,17 +3,27 @@
 Judge side (runs in the grader, never touches student code):
 
 * `judge`: `CheckFailed`, `Mistake`, `expect_close`, `expect_shape`,
-  `expect`, `expect_count`, `expect_reference`, `mistake_outputs`, `memo`.
-* `contract`: `expect_layer_contract`, `expect_value_errors` (the verdicts
-  on what `probes.layer_contract` and `probes.value_errors` measured).
+  `expect`, `expect_count`, `expect_reference`, `mistake_outputs` (a
+  check's diagnoses from a reference that takes `mistake=`),
+  `stack_same_shape`, `fail`, `memo`.
+* `contract`: the verdicts on Keras behaviour the probes measured:
+  `expect_layer_contract`, `expect_value_errors`, `expect_bad_values_named`,
+  `expect_dropout_only_in_training`.
 * `tolerances`: every tolerance (`F32`, `ELEMENTWISE`, `GRAD`, `EXACT`).
 * `references`: float64 NumPy `softmax`, `sigmoid`, `bleu`.
 * `cnn_references`: float64 convolution, pooling and batch norm, the
-  parameter formulas, an architecture's layer table from the formulas,
-  `expect_table`, `toy_images` (lessons 02-04).
+  parameter formulas, an architecture's layer table from the formulas
+  (`simulate`), `expect_network_table`, `expect_loss_falls`, `toy_images`
+  (lessons 02-04).
+* `data`: small generated inputs (`text_batches`).
 
 Probe side (runs the student's code, returns plain numbers and arrays):
 
-* `probes`: `layer_contract`, `gradient_check`, `value_errors`.
+* `probes`: `layer_contract`, `gradient_check`, `weighted_sum_gradient`,
+  `state_gradient`, `dropout_outputs`, `value_errors`.
 * `cnn_probes`: `layer_table`, `transfer`, `transfer_named`, `train_steps`.
+
+A check a second grader needs goes here: the probe half in `probes` (or
+`cnn_probes`), the verdict in `contract` or `judge`, with shapes in the
+docstring.
 """
