@@ -36,9 +36,10 @@ def test_edition_holds_the_student_files_and_nothing_of_the_instructor(edition):
         edition / ".m2t" / "skeletons" / "l16_attention_scoring.py"
     ).read_text() == skeleton
     assert "!/.m2t/skeletons/" in (edition / ".gitignore").read_text()
+    assert "m2t/student/reset.py" in files
     for name in files:
         assert not name.startswith(
-            ("solutions/", "tests/", ".ci/", "benchmarks/")
+            ("solutions/", "tests/", ".ci/", "benchmarks/", "m2t/authoring/")
         )
         assert "__pycache__" not in name
     assert release.scan(edition) == []
@@ -136,3 +137,11 @@ def test_submission_scores_as_the_edition_grades_itself(m2t, edition, tmp_path):
     assert [(t["name"], t["score"], t["status"]) for t in a["tests"]] == [
         (t["name"], t["score"], t["status"]) for t in b["tests"]
     ]
+
+
+def test_the_edition_refuses_the_authoring_commands_plainly(m2t, edition):
+    result = m2t("check", "16", cwd=edition)
+    assert result.returncode == 2
+    assert "check needs the full repository" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert m2t("list", cwd=edition).returncode == 0

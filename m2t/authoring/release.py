@@ -37,19 +37,22 @@ ALLOW = (
     "lessons/hints/*.toml",
     "lessons/answers.toml",
     "graders/*.py",
-    "graders/lib/*.py",
     "graders/*.toml",
     "m2t_data/*.py",
     "m2t_data/*/*.py",
     "m2t_data/README.md",
     "m2t/*.py",
     "m2t/*/*.py",
-    "m2t/authoring/templates/*",
     "notebooks/*.py",
     "notebooks/*.md",
     f"{settings.SKELETONS.relative_to(ROOT).as_posix()}/*.py",
 )
-"""Paths (relative, POSIX) that may be in the student edition."""
+"""Paths (relative, POSIX) that may be in the student edition (`*`
+matches across folders: `graders/*.py` takes graders/lib/ too)."""
+
+INSTRUCTOR_ONLY = ("m2t/authoring/*",)
+"""Paths ALLOW takes that stay out all the same: the authoring commands
+(make-lessons, check, mutants, release, new-lesson) need solutions/."""
 
 SOURCES = (
     "pyproject.toml",
@@ -71,7 +74,10 @@ MIN_REGION_NODES = 12
 
 
 def allowed(rel: str) -> bool:
-    return any(fnmatch.fnmatchcase(rel, pattern) for pattern in ALLOW)
+    """May `rel` (relative, POSIX) be in the student edition?"""
+    return any(fnmatch.fnmatchcase(rel, p) for p in ALLOW) and not any(
+        fnmatch.fnmatchcase(rel, p) for p in INSTRUCTOR_ONLY
+    )
 
 
 def _files(folder: Path) -> Iterator[Path]:

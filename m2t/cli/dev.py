@@ -15,11 +15,34 @@ working.
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 
+def _full_repository(cmd: Callable[[argparse.Namespace], int]):
+    """`cmd`, refused with a plain message where solutions/ (and so the
+    authoring modules) are absent: the student edition."""
+
+    @functools.wraps(cmd)
+    def run(args: argparse.Namespace) -> int:
+        from m2t import ROOT
+
+        if not (ROOT / "solutions").is_dir():
+            name = getattr(args, "dev_command", None) or args.command
+            print(
+                f"m2t: error: {name} needs the full repository (solutions/ "
+                "and m2t/authoring/); the student edition has neither",
+                file=sys.stderr,
+            )
+            return 2
+        return cmd(args)
+
+    return run
+
+
+@_full_repository
 def cmd_make_lessons(args: argparse.Namespace) -> int:
     from m2t import ROOT
     from m2t.authoring import make_lessons
@@ -54,6 +77,7 @@ def cmd_make_lessons(args: argparse.Namespace) -> int:
     return 0
 
 
+@_full_repository
 def cmd_check(args: argparse.Namespace) -> int:
     from m2t import curriculum
     from m2t.authoring import selfcheck
@@ -70,6 +94,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
+@_full_repository
 def cmd_mutants(args: argparse.Namespace) -> int:
     from m2t import curriculum
     from m2t.authoring import mutants
@@ -104,6 +129,7 @@ def cmd_release(args: argparse.Namespace) -> int:
     return 0
 
 
+@_full_repository
 def cmd_new_lesson(args: argparse.Namespace) -> int:
     from m2t import ROOT
     from m2t.authoring import scaffold

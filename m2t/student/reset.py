@@ -18,7 +18,6 @@ from pathlib import Path
 from m2t import ROOT
 from m2t import curriculum
 from m2t import settings
-from m2t.authoring import make_lessons
 
 SKELETONS = settings.SKELETONS
 BACKUPS = settings.BACKUPS
@@ -36,7 +35,9 @@ def skeleton(lesson: curriculum.Lesson) -> tuple[str, str]:
     """
     name = f"{lesson.module}.py"
     solution = ROOT / "solutions" / name
-    if solution.exists():
+    if solution.exists():  # the full repository: the cutter is there too
+        from m2t.authoring import make_lessons
+
         text = make_lessons.cut(solution.read_text(encoding="utf-8"), name)
         return text, f"generated from solutions/{name}"
     pristine = SKELETONS / name
@@ -74,6 +75,8 @@ def write_skeletons(solutions: Path, out: Path) -> list[Path]:
     """The pristine copies for the student edition: one skeleton per
     solution module in `solutions`, written to `out` (`m2t release` calls
     this with `<edition>/.m2t/skeletons`)."""
+    from m2t.authoring import make_lessons
+
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for name, text in make_lessons.expected(solutions).items():
