@@ -1,0 +1,378 @@
+"""Grader for lesson 21: forward caches and backward passes, by hand, for
+the Linear layer, the ReLU, the softmax cross-entropy and lesson 01's MLP.
+
+Sizes: B=2 examples, D=5 inputs, Hd=4 hidden units, U=3 outputs of a lone
+Linear, Q=6 classes (every axis its own size, so a missing transpose shows
+as a wrong shape). Conventions: the loss is the mean over the batch, so
+dlogits carries a 1/B; ReLU's gradient at A == 0 is 0.
+
+Every gradient is judged twice, against values the judge computes itself
+in float64: the grader's own NumPy derivation, and `tf.GradientTape` on the
+same forward pass (a vector-Jacobian product: the tape's gradient of
+sum(O * dO) is exactly what a backward pass given dO returns). The MLP's
+gradient is also checked against centred differences of the student's own
+loss, the differences taken here from the losses the worker returns.
+"""
+
+from functools import partial
+
+import numpy as np
+import pytest
+
+from graders.lib.contract import expect_value_errors
+from graders.lib.judge import Mistake
+from graders.lib.judge import expect_close
+from graders.lib.judge import mistake_outputs
+from graders.lib.probes import value_errors
+from graders.lib.references import softmax
+from graders.lib.tolerances import GRAD
+from graders.lib.tolerances import GRAD_EPS
+from m2t.grading.probe import Lesson
+
+lesson = Lesson("l21_mlp_backprop")
+B, D, HD, U, Q = 2, 5, 4, 3, 6
+KEYS = ("W1", "b1", "W2", "b2")
+
+# ---------------------------------------------------------------- mistakes
+DW_TRANSPOSED = Mistake(
+    "linear_dw_transposed",
+    "dW is dO^T X, (U, D): the gradient of W has W's shape (D, U), which "
+    "puts the transpose on X: dW = X^T dO.",
+)
+DB_AVERAGED = Mistake(
+    "linear_db_averaged",
+    "db is the mean of dO's rows: b is added to every row, so its gradient "
+    "is their sum (the 1/B of the loss is already inside dO).",
+)
+RELU_WRONG_SIDE = Mistake(
+    "relu_grad_wrong_side",
+    "ReLU's backward passes the gradient where A < 0 and blocks it where "
+    "A > 0: it is the other way round, dA = dH * [A > 0].",
+)
+RELU_AT_ZERO = Mistake(
+    "relu_grad_at_zero",
+    "ReLU's backward passes the gradient at A == 0 too ([A >= 0]): the "
+    "convention (TensorFlow's, d2l's) is 0 there, dA = dH * [A > 0].",
+)
+CE_NOT_DIVIDED = Mistake(
+    "ce_grad_not_divided_by_batch",
+    "dlogits is softmax - onehot without the 1/B: the loss is the mean over "
+    "the batch, so each example's gradient is divided by B.",
+)
+CE_SIGN = Mistake(
+    "ce_grad_sign_flipped",
+    "dlogits is (onehot - softmax) / B, the gradient's negative: raising the "
+    "right class's logit lowers the loss, so dL/do[y] = (p[y] - 1) / B < 0.",
+)
+SKIPS_RELU = Mistake(
+    "mlp_skips_relu_backward",
+    "the MLP's backward pass sends dH straight into the first layer's "
+    "backward: the ReLU sits between them, so dA = relu_backward(dH) first.",
+)
+MISTAKES = (
+    DW_TRANSPOSED,
+    DB_AVERAGED,
+    RELU_WRONG_SIDE,
+    RELU_AT_ZERO,
+    CE_NOT_DIVIDED,
+    CE_SIGN,
+    SKIPS_RELU,
+)
+LINEAR_MISTAKES = (DW_TRANSPOSED, DB_AVERAGED)
+RELU_MISTAKES = (RELU_WRONG_SIDE, RELU_AT_ZERO)
+CE_MISTAKES = (CE_NOT_DIVIDED, CE_SIGN)
+
+
+# --------------------------------------------- float64 references (NumPy)
+def ref_linear(X, W, b, dO, mistake=None):
+    """(O, dX, dW, db), written with einsum (the indices say the shapes)."""
+    X, W, b, dO = (np.asarray(a, np.float64) for a in (X, W, b, dO))
+    out = np.einsum("bd,du->bu", X, W) + b[None, :]
+    dX = np.einsum("bu,du->bd", dO, W)
+    dW = np.einsum("bd,bu->du", X, dO)
+    if mistake is DW_TRANSPOSED:
+        dW = dW.T
+    db = np.einsum("bu->u", dO) / (len(dO) if mistake is DB_AVERAGED else 1)
+    return out, dX, dW, db
+
+
+def ref_relu(A, dH, mistake=None):
+    """(H, dA); the derivative of relu as a 0/1 table of A's entries."""
+    A, dH = np.asarray(A, np.float64), np.asarray(dH, np.float64)
+    slope = np.where(A > 0, 1.0, 0.0)
+    if mistake is RELU_WRONG_SIDE:
+        slope = np.where(A < 0, 1.0, 0.0)
+    elif mistake is RELU_AT_ZERO:
+        slope = np.where(A >= 0, 1.0, 0.0)
+    return np.where(A > 0, A, 0.0), slope * dH
+
+
+def ref_cross_entropy(logits, labels, mistake=None):
+    """(mean loss, dlogits) from the float64 softmax of graders.lib."""
+    z = np.asarray(logits, np.float64)
+    labels = np.asarray(labels)
+    n = len(z)
+    probs = softmax(z)
+    onehot = np.eye(z.shape[1])[labels]
+    loss = float(-np.log(probs[onehot.astype(bool)]).sum() / n)
+    grad = probs - onehot
+    if mistake is CE_SIGN:
+        grad = -grad
+    return loss, grad if mistake is CE_NOT_DIVIDED else grad / n
+
+
+def ref_mlp(X, y, params, mistake=None):
+    """(loss, grads) of the MLP from the references above; `mistake` is
+    passed on to the piece it belongs to."""
+    W1, b1, W2, b2 = (params[k] for k in KEYS)
+    A, _, _, _ = ref_linear(X, W1, b1, np.zeros((len(X), W1.shape[1])))
+    H, _ = ref_relu(A, np.zeros_like(A))
+    logits, _, _, _ = ref_linear(H, W2, b2, np.zeros((len(X), W2.shape[1])))
+    loss, dO = ref_cross_entropy(logits, y, mistake)
+    _, dH, dW2, db2 = ref_linear(H, W2, b2, dO, mistake)
+    dA = dH if mistake is SKIPS_RELU else ref_relu(A, dH, mistake)[1]
+    _, _, dW1, db1 = ref_linear(X, W1, b1, dA, mistake)
+    return loss, {"W1": dW1, "b1": db1, "W2": dW2, "b2": db2}
+
+
+# ------------------------------------ float64 references (tf.GradientTape)
+def _tape(forward, inputs, cotangent=None):
+    """The tape's gradients of `forward(*inputs)` (a scalar, or sum(out *
+    cotangent)) with respect to each input, in float64, in this process."""
+    import tensorflow as tf
+
+    tensors = [tf.constant(np.asarray(a, np.float64)) for a in inputs]
+    with tf.GradientTape() as tape:
+        for t in tensors:
+            tape.watch(t)
+        out = forward(*tensors)
+        if cotangent is not None:
+            out = tf.reduce_sum(out * tf.constant(cotangent, tf.float64))
+    return [np.asarray(g) for g in tape.gradient(out, tensors)]
+
+
+def tape_linear(X, W, b, dO):
+    return _tape(lambda x, w, c: x @ w + c, (X, W, b), dO)
+
+
+def tape_relu(A, dH):
+    import tensorflow as tf
+
+    return _tape(tf.nn.relu, (A,), dH)[0]
+
+
+def _tf_loss(logits, labels):
+    import tensorflow as tf
+
+    return tf.reduce_mean(
+        tf.nn.sparse_softmax_cross_entropy_with_logits(
+            labels=tf.constant(labels), logits=logits
+        )
+    )
+
+
+def tape_cross_entropy(logits, labels):
+    return _tape(lambda z: _tf_loss(z, labels), (logits,))[0]
+
+
+def tape_mlp(X, y, params):
+    import tensorflow as tf
+
+    def loss(W1, b1, W2, b2):
+        H = tf.nn.relu(tf.constant(X, tf.float64) @ W1 + b1)
+        return _tf_loss(H @ W2 + b2, y)
+
+    return dict(zip(KEYS, _tape(loss, [params[k] for k in KEYS]), strict=True))
+
+
+_diagnoses = partial(mistake_outputs, mistakes=MISTAKES)
+
+
+# ------------------------------------------------------------------ probes
+@lesson.probe
+def run_linear(m, X, W, b, dO):
+    out, cache = m.linear_forward(X, W, b)
+    dX, dW, db = m.linear_backward(dO, cache)
+    return out, dX, dW, db
+
+
+@lesson.probe
+def run_relu(m, A, dH):
+    H, cache = m.relu_forward(A)
+    return H, m.relu_backward(dH, cache)
+
+
+@lesson.probe
+def run_cross_entropy(m, logits, labels):
+    loss, dlogits = m.softmax_cross_entropy_loss(logits, labels)
+    return float(loss), dlogits
+
+
+@lesson.probe
+def run_mlp(m, X, y, params):
+    loss, grads = m.mlp_loss_and_grads(X, y, params)
+    return float(loss), {k: np.asarray(grads[k]) for k in KEYS}
+
+
+@lesson.probe
+def run_mlp_moved_losses(m, X, y, params, key):
+    """The student's loss with each entry of params[key] moved by
+    +-GRAD_EPS: an array (2, *shape), the judge takes the differences."""
+    start = np.asarray(params[key], np.float64)
+    out = np.zeros((2, *start.shape))
+    for index in np.ndindex(start.shape):
+        for side, step in enumerate((GRAD_EPS, -GRAD_EPS)):
+            moved = start.copy()
+            moved[index] += step
+            loss, _ = m.mlp_loss_and_grads(X, y, {**params, key: moved})
+            out[(side, *index)] = float(loss)
+    return out
+
+
+@lesson.probe
+def run_errors(m):
+    return value_errors(
+        {
+            "logits": lambda: m.softmax_cross_entropy_loss(
+                np.zeros((B, Q, 1)), np.zeros(B, "int64")
+            ),
+            "labels": lambda: m.softmax_cross_entropy_loss(
+                np.zeros((B, Q)), np.zeros((B, 1), "int64")
+            ),
+        }
+    )
+
+
+# ------------------------------------------------------------------ inputs
+def _params(rng):
+    return {
+        "W1": rng.standard_normal((D, HD)),
+        "b1": rng.standard_normal(HD) * 0.5,
+        "W2": rng.standard_normal((HD, Q)),
+        "b2": rng.standard_normal(Q) * 0.5,
+    }
+
+
+def _labels(rng, n=B):
+    return rng.integers(0, Q, size=n).astype("int64")
+
+
+# ------------------------------------------------------------------ checks
+@pytest.mark.points(2)
+def test_linear_backward(rng):
+    X, W = rng.standard_normal((B, D)), rng.standard_normal((D, U))
+    b, dO = rng.standard_normal(U), rng.standard_normal((B, U))
+    out, dX, dW, db = run_linear(X, W, b, dO)
+    ref = ref_linear(X, W, b, dO)
+    tape = tape_linear(X, W, b, dO)
+    names = ("O", "dX (B, D)", "dW (D, U)", "db (U,)")
+    for i, (got, name) in enumerate(zip((out, dX, dW, db), names, strict=True)):
+        expect_close(
+            got,
+            ref[i],
+            f"linear {name}",
+            tol=GRAD,
+            diagnoses=_diagnoses(
+                ref_linear, X, W, b, dO, mistakes=LINEAR_MISTAKES, part=i
+            ),
+            hint="each gradient has the shape of what it is the gradient of.",
+        )
+        if i:
+            expect_close(
+                got, tape[i - 1], f"linear {name} vs tf.GradientTape", tol=GRAD
+            )
+
+
+@pytest.mark.points(2)
+def test_relu_backward(rng):
+    A = rng.standard_normal((B, HD))
+    A[0, 1] = A[1, 3] = 0.0  # the kink: the gradient there is 0
+    dH = rng.standard_normal((B, HD))
+    H, dA = run_relu(A, dH)
+    ref_H, ref_dA = ref_relu(A, dH)
+    expect_close(H, ref_H, "relu_forward H", tol=GRAD)
+    expect_close(
+        dA,
+        ref_dA,
+        "relu_backward dA",
+        tol=GRAD,
+        diagnoses=_diagnoses(ref_relu, A, dH, mistakes=RELU_MISTAKES, part=1),
+        hint="the gradient passes where A > 0, and only there.",
+    )
+    expect_close(dA, tape_relu(A, dH), "relu dA vs tf.GradientTape", tol=GRAD)
+
+
+@pytest.mark.points(2)
+def test_cross_entropy_gradient(rng):
+    logits = rng.standard_normal((B, Q)) * 2
+    labels = _labels(rng)
+    loss, dlogits = run_cross_entropy(logits, labels)
+    ref_loss, ref_grad = ref_cross_entropy(logits, labels)
+    expect_close(loss, ref_loss, "the mean softmax cross-entropy", tol=GRAD)
+    expect_close(
+        dlogits,
+        ref_grad,
+        "dL/dlogits (B, Q)",
+        tol=GRAD,
+        diagnoses=_diagnoses(
+            ref_cross_entropy, logits, labels, mistakes=CE_MISTAKES, part=1
+        ),
+        hint="(softmax(logits) - onehot(labels)) / B.",
+    )
+    expect_close(
+        dlogits,
+        tape_cross_entropy(logits, labels),
+        "dL/dlogits vs tf.GradientTape",
+        tol=GRAD,
+    )
+
+
+def test_cross_entropy_is_stable_for_large_logits():
+    logits = np.array(
+        [[1e4, 0.0, -1e4, 5.0, 1.0, 2.0], [3.0, 1e4 - 1.0, 1e4, 0.0, 1.0, 0]]
+    )
+    labels = np.array([0, 1])
+    loss, dlogits = run_cross_entropy(logits, labels)
+    ref_loss, ref_grad = ref_cross_entropy(logits, labels)
+    expect_close(loss, ref_loss, "the loss for logits of 1e4", tol=GRAD)
+    expect_close(dlogits, ref_grad, "dL/dlogits for logits of 1e4", tol=GRAD)
+    expect_value_errors(run_errors())
+
+
+@pytest.mark.points(3)
+def test_mlp_gradients(rng):
+    X, y, params = rng.standard_normal((B, D)), _labels(rng), _params(rng)
+    loss, grads = run_mlp(X, y, params)
+    ref_loss, ref_grads = ref_mlp(X, y, params)
+    tape = tape_mlp(X, y, params)
+    expect_close(loss, ref_loss, "the MLP's loss", tol=GRAD)
+    for key in KEYS:
+        expect_close(
+            grads[key],
+            ref_grads[key],
+            f"the MLP's d{key}",
+            tol=GRAD,
+            diagnoses=_diagnoses(
+                ref_mlp, X, y, params, pick=lambda out, k=key: out[1][k]
+            ),
+            hint="backward runs the forward's layers in reverse order.",
+        )
+        expect_close(
+            grads[key],
+            tape[key],
+            f"the MLP's d{key} vs tf.GradientTape",
+            tol=GRAD,
+        )
+
+
+@pytest.mark.parametrize("key", ["W1", "b2"])
+def test_mlp_gradient_matches_centred_differences(rng, key):
+    X, y, params = rng.standard_normal((B, D)), _labels(rng), _params(rng)
+    _, grads = run_mlp(X, y, params)
+    moved = run_mlp_moved_losses(X, y, params, key)
+    expect_close(
+        grads[key],
+        (moved[0] - moved[1]) / (2 * GRAD_EPS),
+        f"the MLP's d{key} vs centred differences of your loss",
+        tol=GRAD,
+    )
