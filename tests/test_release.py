@@ -2,11 +2,16 @@
 submission graded with --submission scores as the edition grades itself."""
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 
 import pytest
 
 from m2t import ROOT
+from m2t import questions
+from m2t.authoring import make_lessons
 from m2t.authoring import release
 
 
@@ -27,7 +32,7 @@ def test_edition_holds_the_student_files_and_nothing_of_the_instructor(edition):
     assert "graders/test_l16_attention_scoring.py" in files
     assert ".github/workflows/grade.yml" in files
     assert (
-        "m2t grade --submission ."
+        "python -m m2t.grading.classroom"
         in (edition / ".github/workflows/grade.yml").read_text()
     )
     assert "student edition" in (edition / "README.md").read_text()
@@ -145,3 +150,92 @@ def test_the_edition_refuses_the_authoring_commands_plainly(m2t, edition):
     assert "check needs the full repository" in result.stderr
     assert "Traceback" not in result.stderr
     assert m2t("list", cwd=edition).returncode == 0
+
+
+def _course(tmp_path):
+    """A copy of the repository an instructor has worked in: l16 finished
+    (reworded, so no region is AST-identical to the solution) and an answer
+    filled in."""
+    copy = tmp_path / "course"
+    copy.mkdir()
+    for name in ("pyproject.toml", "curriculum.toml", ".gitignore"):
+        shutil.copy2(ROOT / name, copy / name)
+    for name in ("lessons", "graders", "m2t_data", "m2t", "notebooks"):
+        shutil.copytree(
+            ROOT / name,
+            copy / name,
+            ignore=shutil.ignore_patterns("__pycache__"),
+        )
+    shutil.copytree(ROOT / "solutions", copy / "solutions")
+    solved = (ROOT / "solutions" / "l16_attention_scoring.py").read_text()
+    solved = solved.replace("scores", "logits").replace("keep", "inside")
+    (copy / "lessons" / "l16_attention_scoring.py").write_text(solved)
+    answers = copy / "lessons" / "answers.toml"
+    text = answers.read_text()
+    assert '[q16_3]\nanswer = ""' in text
+    answers.write_text(
+        text.replace('[q16_3]\nanswer = ""', "[q16_3]\nanswer = 63.88")
+    )
+    return copy
+
+
+def _release(course, out):
+    return subprocess.run(
+        [sys.executable, "-m", "m2t", "release", "--out", str(out)],
+        cwd=course,  # the copy's m2t, with the copy as its course folder
+        env={
+            **os.environ,
+            "M2T_ROOT": str(course),
+            "TF_CPP_MIN_LOG_LEVEL": "3",
+        },
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_release_ignores_the_working_tree_and_leaves_nothing_when_it_fails(
+    tmp_path,
+):
+    course = _course(tmp_path)
+    # a file the scanner refuses (identical to an instructor-side file)
+    shutil.copy(
+        course / "solutions" / "mutants" / "l16_attention_scoring.toml",
+        course / "graders" / "mistakes.toml",
+    )
+    out = tmp_path / "editions" / "2026"
+    failed = _release(course, out)
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert "graders/mistakes.toml: identical to solutions/mutants" in (
+        failed.stderr
+    )
+    assert not out.exists()
+    assert list((tmp_path / "editions").iterdir()) == []  # no partial folder
+
+    (course / "graders" / "mistakes.toml").unlink()
+    done = _release(course, out)
+    assert done.returncode == 0, done.stdout + done.stderr
+    skeletons = make_lessons.expected(ROOT / "solutions")
+    for name, text in skeletons.items():
+        assert (out / "lessons" / name).read_text() == text, name
+    assert (out / "lessons" / "answers.toml").read_text() == (
+        questions.template()
+    )
+    assert "63.88" not in (out / "lessons" / "answers.toml").read_text()
+    assert list((tmp_path / "editions").iterdir()) == [out]
+
+
+def test_a_failed_release_leaves_an_empty_out_folder_as_it_was(
+    tmp_path, monkeypatch
+):
+    out = tmp_path / "out"
+    out.mkdir()
+    # an instructor-side file in an allowed place: the scan must refuse it
+    monkeypatch.setattr(release, "SOURCES", (*release.SOURCES, "solutions"))
+    monkeypatch.setattr(
+        release, "ALLOW", (*release.ALLOW, "solutions/answers.toml")
+    )
+    problems = release.build(out)
+    assert any("identical to solutions/answers.toml" in p for p in problems)
+    assert out.is_dir() and list(out.iterdir()) == []
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]

@@ -1,12 +1,17 @@
 """`m2t release`: the student edition, and the scanner that proves it holds
 no solution, no answer key and nothing unexpected.
 
-Only files on the allow-list are copied. The scanner then fails the release
-if any file is off the list, if any `__pycache__` or `.pyc` is there, if a
-file is byte-identical to one under `solutions/` (keys, mutants), if a long
-string of an instructor-side TOML file (an answer explanation) appears, or
-if any Python file holds the body of a solution region (matched by AST
-fingerprint, so reformatting or new comments do not hide it).
+Only files on the allow-list are copied; the lesson files are generated from
+`solutions/` and the answers file is the blank template, whatever the
+working tree's `lessons/` holds. The edition is written to a temporary
+folder and moved into place only when the scan passed.
+
+The scanner fails the release if any file is off the list, if any
+`__pycache__` or `.pyc` is there, if a file is byte-identical to one under
+`solutions/` (keys, mutants), if a long string of an instructor-side TOML
+file (an answer explanation) appears, or if any Python file holds the body
+of a solution region (matched by AST fingerprint, so reformatting or new
+comments do not hide it).
 """
 
 from __future__ import annotations
@@ -15,11 +20,13 @@ import ast
 import fnmatch
 import hashlib
 import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 from m2t import ROOT
 from m2t import settings
+from m2t.authoring import make_lessons
 from m2t.authoring.make_lessons import BEGIN
 from m2t.authoring.make_lessons import END
 from m2t.settings import tomllib
@@ -69,6 +76,9 @@ SOURCES = (
 TEMPLATES = ROOT / "m2t" / "authoring" / "templates"
 """The student README and the Classroom workflow the edition gets."""
 
+ANSWERS = "lessons/answers.toml"
+"""The answers file: the edition gets the blank template."""
+
 MIN_REGION_NODES = 12
 """A region smaller than this many AST nodes is too generic to fingerprint."""
 
@@ -89,11 +99,37 @@ def _files(folder: Path) -> Iterator[Path]:
 def build(out: Path) -> list[str]:
     """Write the student edition to `out` (which must not exist or be
     empty); returns the scanner's problems (empty when the release is
-    clean)."""
+    clean).
+
+    The edition is written to a temporary folder beside `out` and moved
+    into place only when the scan found nothing: a failed release leaves
+    no folder (and an empty `out` as it was). Lesson files are generated
+    from `solutions/` and the answers file is the blank template, whatever
+    the working tree's `lessons/` holds (an instructor who tried the
+    exercises in this clone releases pristine skeletons).
+    """
     out = Path(out)
-    if out.exists() and any(out.iterdir()):
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ValueError(f"--out {str(out)!r}: the folder is not empty")
-    out.mkdir(parents=True, exist_ok=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    temp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        _write(temp)
+        problems = scan(temp)
+        if not problems:
+            if out.exists():
+                out.rmdir()
+            temp.rename(out)
+        return problems
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+def _write(out: Path) -> None:
+    """The edition's files, in the empty folder `out`."""
+    from m2t import questions
+
+    generated = f"lessons/{settings.LESSON_GLOB}"
     for name in SOURCES:
         source = ROOT / name
         if source.is_file():
@@ -101,19 +137,23 @@ def build(out: Path) -> list[str]:
         elif source.is_dir():
             for path in _files(source):
                 rel = path.relative_to(ROOT).as_posix()
-                if "__pycache__" in rel or not allowed(rel):
+                if (
+                    "__pycache__" in rel
+                    or not allowed(rel)
+                    or rel == ANSWERS
+                    or fnmatch.fnmatchcase(rel, generated)
+                ):
                     continue
                 (out / rel).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(path, out / rel)
-    shutil.copy2(
-        ROOT / "m2t" / "authoring" / "templates" / "README.student.md",
-        out / "README.md",
-    )
+    # the lessons as the generator writes them, never the working tree's
+    for fname, text in make_lessons.expected(ROOT / "solutions").items():
+        (out / "lessons" / fname).write_text(text, encoding="utf-8")
+    (out / ANSWERS).write_text(questions.template(), encoding="utf-8")
+    shutil.copy2(TEMPLATES / "README.student.md", out / "README.md")
     workflow = out / ".github" / "workflows" / "grade.yml"
     workflow.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(
-        ROOT / "m2t" / "authoring" / "templates" / "classroom.yml", workflow
-    )
+    shutil.copy2(TEMPLATES / "classroom.yml", workflow)
     # pristine skeletons for `m2t reset` (the edition has no generator input)
     reset.write_skeletons(
         ROOT / "solutions", out / settings.SKELETONS.relative_to(ROOT)
@@ -122,7 +162,6 @@ def build(out: Path) -> list[str]:
     lines = ignore.read_text().splitlines() if ignore.exists() else []
     lines = [x for x in lines if x.strip() not in (".m2t/", "/.m2t/")]
     ignore.write_text("\n".join([*lines, "/.m2t/*", "!/.m2t/skeletons/", ""]))
-    return scan(out)
 
 
 # ------------------------------------------------------------- scanner

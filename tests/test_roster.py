@@ -1,0 +1,164 @@
+"""`m2t grade --roster`: a class built from known mistakes, graded in
+parallel, killed halfway and resumed; the gradebook and the class report
+equal what the class was built with."""
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from benchmarks.roster import make_roster
+from m2t import curriculum
+from m2t.grading import classreport
+from m2t.grading import confine
+from m2t.grading import roster
+from tests.conftest import ROOT
+
+LESSONS = ["06", "13"]  # two of the fastest lessons to grade, 6 mistakes each
+STUDENTS = 21  # every variant of both lessons three times
+ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONHASHSEED": "0"}
+
+needs_sandbox = pytest.mark.skipif(
+    bool(confine.missing_layers()),
+    reason="the sandbox lacks a layer here: untrusted code is not graded",
+)
+
+
+@pytest.fixture(scope="module")
+def oracle():
+    """{tag: {variant: points}}, graded in process without the sandbox."""
+    code = (
+        "import json; from m2t import curriculum; "
+        "from benchmarks.roster import oracle; "
+        f"print(json.dumps(oracle(curriculum.select({LESSONS!r}))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def _records(folder):
+    return {
+        p: p.stat().st_mtime_ns
+        for p in (folder / "students").glob("*.json")
+        if not p.name.endswith(".results.json")
+    }
+
+
+def _graders_of(out):
+    """Processes still grading for this batch (their command names `out`)."""
+    found = []
+    for proc in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{proc}/cmdline", "rb") as f:
+                line = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if str(out) in line and int(proc) != os.getpid():
+            found.append(line)
+    return found
+
+
+@needs_sandbox
+def test_a_killed_roster_resumes_and_counts_exactly(tmp_path, oracle):
+    lessons = curriculum.select(LESSONS)
+    plan = make_roster(tmp_path / "class", lessons, STUDENTS)
+    out = tmp_path / "grades"
+    command = [sys.executable, "-m", "m2t", "grade", *LESSONS]
+    command += ["--roster", str(tmp_path / "class"), "-j", "2"]
+    command += ["--out", str(out)]
+    start = time.monotonic()
+    batch = subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env=ENV,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        while len(_records(out)) < STUDENTS // 2:
+            assert batch.poll() is None, "the batch ended before halfway"
+            assert time.monotonic() - start < 1200
+            time.sleep(0.2)
+    finally:
+        batch.send_signal(signal.SIGKILL)
+        batch.wait()
+    first = _records(out)
+    assert STUDENTS // 2 <= len(first) < STUDENTS
+    deadline = time.monotonic() + 10  # the children die with the batch
+    while _graders_of(out) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _graders_of(out) == []
+    assert not (out / "gradebook.csv").exists()
+
+    again = subprocess.run(
+        command, cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=1200
+    )
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert f"{len(first)} already graded" in again.stdout
+    for path, mtime in first.items():  # the finished were not graded again
+        assert path.stat().st_mtime_ns == mtime, path
+    assert len(_records(out)) == STUDENTS
+
+    with open(out / "gradebook.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["student"] for r in rows] == sorted(plan)
+    most = sum(max(points.values()) for points in oracle.values())
+    for row in rows:
+        want = {tag: oracle[tag][plan[row["student"]][tag]] for tag in oracle}
+        assert {tag: float(row[tag]) for tag in oracle} == want, row
+        assert float(row["total"]) == sum(want.values())
+        assert float(row["max"]) == most
+
+    made = Counter(
+        (tag, variant)
+        for row in plan.values()
+        for tag, variant in row.items()
+        if variant != "solution"
+    )
+    records = [
+        json.loads(p.read_text()) for p in sorted(_records(out)) if p.is_file()
+    ]
+    report = classreport.build(records)
+    assert {k: v for k, v in report.mistakes.items() if v} == dict(made)
+    assert report.size == STUDENTS
+    table = (out / "class-report.md").read_text()
+    for (tag, mistake), count in made.items():
+        assert f"| {tag} | `{mistake}` | {count} of {STUDENTS} " in table
+    assert (out / "class-report.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_csv_roster_names_its_students_and_refuses_bad_rows(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "class.csv").write_text("name,path\nAda L,a\nBob,/x/b\n")
+    assert roster.read(tmp_path / "class.csv") == {
+        "Ada L": tmp_path / "a",
+        "Bob": Path("/x/b"),
+    }
+    assert (
+        roster.default_out(tmp_path / "class.csv") == tmp_path / "class-grades"
+    )
+    (tmp_path / "bad.csv").write_text("Ada,a\nAda,b\n")
+    with pytest.raises(ValueError, match="'Ada' twice"):
+        roster.read(tmp_path / "bad.csv")
+    (tmp_path / "short.csv").write_text("Ada\n")
+    with pytest.raises(ValueError, match="line 1 .* not name,path"):
+        roster.read(tmp_path / "short.csv")
+    with pytest.raises(ValueError, match="--roster"):
+        roster.read(tmp_path / "nothing.txt")
+    with pytest.raises(ValueError, match="-j 0"):
+        roster.grade_roster(tmp_path / "class.csv", [], tmp_path / "o", jobs=0)
