@@ -2,5 +2,7 @@
 
 Run them against your lessons with `m2t grade 16` or
 `pytest graders/test_l16_attention_scoring.py`; against the reference
-solutions with `--impl solutions`.
+solutions with `--impl solutions`. What more than one grader uses (the
+judge, tolerances, the Keras layer contract, shared references and probes)
+is in `graders/lib/`.
 """
