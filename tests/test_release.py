@@ -6,12 +6,14 @@ import os
 import shutil
 import subprocess
 import sys
+import zipfile
 
 import pytest
 
 from m2t import ROOT
 from m2t import questions
 from m2t.authoring import make_lessons
+from m2t.authoring import mutants
 from m2t.authoring import release
 
 
@@ -239,3 +241,63 @@ def test_a_failed_release_leaves_an_empty_out_folder_as_it_was(
     assert any("identical to solutions/answers.toml" in p for p in problems)
     assert out.is_dir() and list(out.iterdir()) == []
     assert [p.name for p in tmp_path.iterdir()] == ["out"]
+
+
+def test_the_gradescope_bundle_grades_as_m2t_grade_submission(m2t, tmp_path):
+    bundle = tmp_path / "autograder.zip"
+    made = m2t("release", "--gradescope", str(bundle), "06")
+    assert made.returncode == 0, made.stdout + made.stderr
+    root = tmp_path / "autograder"  # Gradescope's /autograder
+    with zipfile.ZipFile(bundle) as z:
+        names = set(z.namelist())
+        for info in z.infolist():  # unpacked as Gradescope does
+            path = z.extract(info, root / "source")
+            os.chmod(path, (info.external_attr >> 16) & 0o777 or 0o644)
+    assert {"setup.sh", "run_autograder"} <= names
+    assert "graders/test_l06_text_preprocessing.py" in names
+    assert "solutions/questions_key/l16.toml" in names  # the key grades
+    assert not [n for n in names if n.startswith(("lessons/", "tests/"))]
+    assert not [n for n in names if n.startswith("solutions/l")]
+    assert (
+        subprocess.run(["bash", "-n", root / "source" / "setup.sh"]).returncode
+        == 0
+    )
+    shutil.copy2(root / "source" / "run_autograder", root / "run_autograder")
+    submission = root / "submission"
+    submission.mkdir()
+    text = (ROOT / "solutions" / "l06_text_preprocessing.py").read_text()
+    mutant = mutants.catalogue("l06_text_preprocessing")["min_freq_off_by_one"]
+    (submission / "l06_text_preprocessing.py").write_text(
+        mutants.mutate(text, mutant, "l06 [min_freq_off_by_one]")
+    )
+    env = {
+        **os.environ,
+        "M2T_AUTOGRADER_ROOT": str(root),
+        "M2T_PYTHON": sys.executable,
+    }
+    env.pop("M2T_ROOT", None)
+    ran = subprocess.run(
+        [root / "run_autograder"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    direct = m2t(
+        "grade",
+        "06",
+        "--submission",
+        str(submission),
+        "--report",
+        str(tmp_path / "direct.json"),
+    )
+    assert direct.returncode == 1, direct.stdout + direct.stderr
+    a = json.loads((root / "results" / "results.json").read_text())
+    b = json.loads((tmp_path / "direct.json").read_text())
+    assert 0 < a["score"] < a["max_score"]
+    assert (a["score"], a["max_score"]) == (b["score"], b["max_score"])
+    assert [(t["name"], t["score"], t["status"]) for t in a["tests"]] == [
+        (t["name"], t["score"], t["status"]) for t in b["tests"]
+    ]

@@ -5,6 +5,7 @@ m2t dev make-lessons [--check]    regenerate lessons/ from solutions/
 m2t dev check [LESSON ...]        the course's self-check
 m2t dev mutants [LESSON ...]      every known mistake caught and named
 m2t dev release --out DIR         build the student edition
+m2t dev release --gradescope autograder.zip [LESSON ...]  Gradescope's bundle
 m2t dev new-lesson NN topic       write every file of a new lesson
 
 The first four are also registered at the top level under their old names
@@ -113,19 +114,39 @@ def cmd_mutants(args: argparse.Namespace) -> int:
 
 def cmd_release(args: argparse.Namespace) -> int:
     from m2t import ROOT
+    from m2t import curriculum
+    from m2t.authoring import gradescope
     from m2t.authoring import release
 
     if not (ROOT / "solutions").is_dir():
         print("m2t: error: release needs the full repository", file=sys.stderr)
         return 2
-    problems = release.build(Path(args.out))
-    for problem in problems:
-        print(f"release: {problem}", file=sys.stderr)
-    if problems:
-        print(f"release FAILED: {len(problems)} problem(s)", file=sys.stderr)
-        return 1
-    count = sum(1 for p in Path(args.out).rglob("*") if p.is_file())
-    print(f"wrote the student edition to {args.out} ({count} files, scan ok)")
+    if not args.out and not args.gradescope:
+        raise ValueError("release: give --out DIR, --gradescope ZIP or both")
+    if args.lessons and not args.gradescope:
+        raise ValueError("release: lessons choose what --gradescope grades")
+    if args.out:
+        problems = release.build(Path(args.out))
+        for problem in problems:
+            print(f"release: {problem}", file=sys.stderr)
+        if problems:
+            print(
+                f"release FAILED: {len(problems)} problem(s); nothing written",
+                file=sys.stderr,
+            )
+            return 1
+        count = sum(1 for p in Path(args.out).rglob("*") if p.is_file())
+        print(
+            f"wrote the student edition to {args.out} ({count} files, scan ok)"
+        )
+    if args.gradescope:
+        lessons = curriculum.select(args.lessons) if args.lessons else []
+        names = gradescope.build(Path(args.gradescope), lessons)
+        what = " ".join(x.tag for x in lessons) or "every lesson"
+        print(
+            f"wrote the Gradescope autograder to {args.gradescope} "
+            f"({len(names)} files; grades {what})"
+        )
     return 0
 
 
@@ -182,7 +203,19 @@ def _mutants(sub: argparse._SubParsersAction, text: str) -> None:
 
 def _release(sub: argparse._SubParsersAction, text: str) -> None:
     rel = sub.add_parser("release", help=text)
-    rel.add_argument("--out", required=True, help="an empty or new folder")
+    rel.add_argument(
+        "lessons",
+        nargs="*",
+        help="with --gradescope: the lessons the autograder grades (all)",
+    )
+    rel.add_argument(
+        "--out", help="write the student edition here (an empty or new folder)"
+    )
+    rel.add_argument(
+        "--gradescope",
+        metavar="ZIP",
+        help="write Gradescope's autograder bundle here (autograder.zip)",
+    )
     rel.set_defaults(func=cmd_release)
 
 

@@ -1,0 +1,103 @@
+"""`m2t release --gradescope autograder.zip`: the bundle an instructor
+uploads as a Gradescope programming assignment's autograder.
+
+The zip holds, at its top, `setup.sh` (Gradescope runs it once on its
+Ubuntu image: a virtual environment with the course installed) and
+`run_autograder` (run per submission: `m2t grade --submission
+/autograder/submission`, writing `/autograder/results/results.json`), and
+the course's instructor side that grading needs: `m2t/`, `m2t_data/`,
+`graders/`, `curriculum.toml`, `pyproject.toml`, `README.md` and the answer
+key `solutions/questions_key/` (never the solutions themselves: the
+graders judge against their own references). Gradescope unpacks it in
+`/autograder/source`; `M2T_AUTOGRADER_ROOT` moves that root for a trial.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import stat
+import tempfile
+import zipfile
+from collections.abc import Iterator
+from collections.abc import Sequence
+from pathlib import Path
+
+from m2t import ROOT
+from m2t import curriculum
+
+FILES = ("pyproject.toml", "curriculum.toml", "README.md")
+FOLDERS = ("m2t", "m2t_data", "graders", "solutions/questions_key")
+"""What of the repository the bundle holds (compiled files left out)."""
+
+TEMPLATES = ROOT / "m2t" / "authoring" / "templates"
+SCRIPTS = {
+    "setup.sh": "gradescope_setup.sh",
+    "run_autograder": "gradescope_run_autograder",
+}
+"""Name in the bundle -> its template."""
+
+
+def _course_files() -> Iterator[tuple[str, Path]]:
+    for name in FILES:
+        yield name, ROOT / name
+    for folder in FOLDERS:
+        for path in sorted((ROOT / folder).rglob("*")):
+            rel = path.relative_to(ROOT).as_posix()
+            if (
+                path.is_file()
+                and not path.is_symlink()
+                and "__pycache__" not in rel.split("/")
+                and not rel.endswith((".pyc", ".pyo"))
+            ):
+                yield rel, path
+
+
+def run_autograder(lessons: Sequence[curriculum.Lesson] = ()) -> str:
+    """The `run_autograder` script, grading `lessons` (all when empty)."""
+    text = (TEMPLATES / SCRIPTS["run_autograder"]).read_text("utf-8")
+    return text.replace(
+        "@LESSONS@", " ".join(shlex.quote(x.tag) for x in lessons)
+    )
+
+
+def build(path: Path, lessons: Sequence[curriculum.Lesson] = ()) -> list[str]:
+    """Write the Gradescope autograder zip to `path` (atomically); returns
+    the names it holds.
+
+    Args:
+        path: the zip to write (its folder is made).
+        lessons: the lessons this assignment grades (all when empty), e.g.
+            one Gradescope assignment per lesson.
+
+    Raises:
+        ValueError: `path` does not end in `.zip`.
+    """
+    path = Path(path)
+    if path.suffix != ".zip":
+        raise ValueError(f"--gradescope {str(path)!r}: not a .zip file name")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    names = []
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    os.close(fd)
+    try:
+        with zipfile.ZipFile(temp, "w", zipfile.ZIP_DEFLATED) as bundle:
+            for name, template in SCRIPTS.items():
+                text = (
+                    run_autograder(lessons)
+                    if name == "run_autograder"
+                    else (TEMPLATES / template).read_text("utf-8")
+                )
+                info = zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0))
+                info.external_attr = (stat.S_IFREG | 0o755) << 16
+                info.compress_type = zipfile.ZIP_DEFLATED
+                bundle.writestr(info, text)
+                names.append(name)
+            for name, source in _course_files():
+                bundle.write(source, name)
+                names.append(name)
+        os.replace(temp, path)
+    finally:
+        if os.path.exists(temp):
+            os.unlink(temp)
+    return names
