@@ -16,7 +16,6 @@ leads with "Likely mistake [<its name>]".
 from __future__ import annotations
 
 import dataclasses
-import re
 import shutil
 import tempfile
 from collections.abc import Sequence
@@ -25,10 +24,10 @@ from pathlib import Path
 from m2t import ROOT
 from m2t import curriculum
 from m2t import settings
+from m2t.grading.classreport import diagnosed
 from m2t.settings import tomllib
 
 MUTANTS = ROOT / "solutions" / "mutants"
-_DIAGNOSIS = re.compile(r"Likely mistake \[(\w+)\]")
 
 
 @dataclasses.dataclass
@@ -101,9 +100,7 @@ def run(
             finally:
                 shutil.rmtree(folder, ignore_errors=True)
             failing = [c for c in result.checks if c.status != "passed"]
-            names = sorted(
-                {m for c in failing for m in _DIAGNOSIS.findall(c.message)}
-            )
+            names = sorted({m for c in failing for m in diagnosed(c.message)})
             outcomes.append(
                 Outcome(lesson.tag, name, bool(failing), names, len(failing))
             )
