@@ -26,6 +26,7 @@ import keras
 import matplotlib.pyplot as plt
 import numpy as np
 
+from m2t import plots
 from m2t.student import notebooks
 
 m = notebooks.load("11")
@@ -47,11 +48,11 @@ with notebooks.attempt("LSTMCell"):
     ref.set_weights(ours.get_weights())
     h_ours, h_ref = np.asarray(ours(x)), np.asarray(ref(x))
     print("max |ours - keras| =", float(np.abs(h_ours - h_ref).max()))
-    notebooks.heatmaps(
+    plots.heatmaps(
         h_ours[0].T,
         xlabel="time step",
         ylabel="hidden unit",
-        cmap="coolwarm",
+        diverging=True,
         figsize=(7, 2.8),
     )
     plt.show()

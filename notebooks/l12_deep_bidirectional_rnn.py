@@ -28,6 +28,7 @@ import keras
 import matplotlib.pyplot as plt
 import numpy as np
 
+from m2t import plots
 from m2t.student import notebooks
 
 m = notebooks.load("12")
@@ -98,15 +99,15 @@ with notebooks.attempt("BidirectionalRNN"):
     maps += dependence(m.BidirectionalRNN(U, cell="gru"), halves=2)
     titles += ["bidirectional: forward half", "bidirectional: backward half"]
 if maps:
-    notebooks.heatmaps(
+    plots.heatmaps(
         np.log10(np.stack(maps)[None] + 1e-6),
         xlabel="output position t",
         ylabel="input changed at s",
         titles=titles,
         cmap="viridis",
-        figsize=(3.2 * len(maps) + 1, 3),
+        figsize=(3.2 * len(maps) + 1, 3.3),
+        suptitle="log10 |change of the outputs|",
     )
-    plt.suptitle("log10 |change of the outputs|", y=1.02)
     plt.show()
 
 # %% [markdown]

@@ -25,6 +25,7 @@
 import matplotlib.pyplot as plt
 import numpy as np
 
+from m2t import plots
 from m2t.student import notebooks
 
 m = notebooks.load("14")
@@ -36,9 +37,7 @@ m = notebooks.load("14")
 with notebooks.attempt("sequence_mask"):
     X = np.ones((4, 8), "float32")
     masked = np.asarray(m.sequence_mask(X, np.array([2, 5, 8, 0])))
-    notebooks.heatmaps(
-        masked, xlabel="time step", ylabel="sequence", cmap="Greys"
-    )
+    plots.heatmaps(masked, xlabel="time step", ylabel="sequence", cmap="Greys")
     plt.show()
 
 # %% [markdown]

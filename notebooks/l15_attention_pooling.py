@@ -25,6 +25,7 @@
 import matplotlib.pyplot as plt
 import numpy as np
 
+from m2t import plots
 from m2t.student import notebooks
 
 m = notebooks.load("15")
@@ -50,7 +51,7 @@ def show(predictions, title):
 with notebooks.attempt("nw_predict"):
     predictions, weights = m.nw_predict(x_train, y_train, x_test)
     show(predictions, "w = 1")
-    notebooks.heatmaps(
+    plots.heatmaps(
         np.asarray(weights),
         xlabel="sorted training inputs",
         ylabel="sorted test inputs",
@@ -74,7 +75,7 @@ with notebooks.attempt("fit_width"):
     plt.show()
     predictions, weights = m.nw_predict(x_train, y_train, x_test, width)
     show(predictions, f"learned w = {width:.2f}")
-    notebooks.heatmaps(
+    plots.heatmaps(
         np.asarray(weights),
         xlabel="sorted training inputs",
         ylabel="sorted test inputs",

@@ -26,6 +26,7 @@
 import matplotlib.pyplot as plt
 import numpy as np
 
+from m2t import plots
 from m2t.student import notebooks
 
 m = notebooks.load("16")
@@ -45,9 +46,7 @@ scores = rng.standard_normal((B, T, S)).astype("float32")
 with notebooks.attempt("masked_softmax"):
     weights = np.asarray(m.masked_softmax(scores, valid_lens))
     print("row sums:\n", weights.sum(-1).round(6))
-    notebooks.heatmaps(
-        weights[None], titles=[f"sequence {b}" for b in range(B)]
-    )
+    plots.heatmaps(weights[None], titles=[f"sequence {b}" for b in range(B)])
     plt.show()
 
 # %% [markdown]
@@ -71,9 +70,7 @@ with notebooks.attempt("DotProductAttention"):
         return_attention_weights=True,
     )
     print("output shape:", tuple(out.shape))  # (B, T, V)
-    notebooks.heatmaps(
-        np.asarray(w)[None], titles=["valid_len 2", "valid_len 5"]
-    )
+    plots.heatmaps(np.asarray(w)[None], titles=["valid_len 2", "valid_len 5"])
     plt.show()
 
 # %%
@@ -126,9 +123,7 @@ with notebooks.attempt("AdditiveAttention"):
         return_attention_weights=True,
     )
     print("pooled values:\n", np.asarray(out).round(3))
-    notebooks.heatmaps(
-        np.asarray(w)[None], titles=["valid_len 2", "valid_len 6"]
-    )
+    plots.heatmaps(np.asarray(w)[None], titles=["valid_len 2", "valid_len 6"])
     plt.show()
 
 # %% [markdown]

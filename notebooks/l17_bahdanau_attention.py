@@ -26,6 +26,7 @@ import keras
 import matplotlib.pyplot as plt
 import numpy as np
 
+from m2t import plots
 from m2t.student import notebooks
 
 m = notebooks.load("17")
@@ -49,7 +50,7 @@ with notebooks.attempt("Seq2SeqAttentionDecoder"):
         X, enc_outputs, state, enc_valid_lens=np.array([7, 4], "int32")
     )
     print("logits", tuple(logits.shape), "state", tuple(state_out.shape))
-    notebooks.heatmaps(
+    plots.heatmaps(
         np.asarray(weights)[None],
         xlabel="source position",
         ylabel="target step",

@@ -24,6 +24,7 @@
 import matplotlib.pyplot as plt
 import numpy as np
 
+from m2t import plots
 from m2t.student import notebooks
 
 m = notebooks.load("18")
@@ -65,7 +66,7 @@ with notebooks.attempt("MultiHeadAttention"):
     )
     weights = np.asarray(weights)  # (B, H, S, S)
     print("output", tuple(out.shape), "weights", weights.shape)
-    notebooks.heatmaps(
+    plots.heatmaps(
         weights,
         titles=[f"seq {b}, head {h}" for b in range(B) for h in range(H)],
     )

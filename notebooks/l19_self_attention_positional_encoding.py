@@ -26,6 +26,7 @@
 import matplotlib.pyplot as plt
 import numpy as np
 
+from m2t import plots
 from m2t.student import notebooks
 
 m = notebooks.load("19")
@@ -42,11 +43,11 @@ max_len, D = (60, 32) if notebooks.short() else (100, 64)
 with notebooks.attempt("positional_encoding_table"):
     P = np.asarray(m.positional_encoding_table(max_len, D))
     print("position 0:", P[0, :8].round(3))  # [0, 1, 0, 1, ...]
-    notebooks.heatmaps(
+    plots.heatmaps(
         P,
         xlabel="encoding dimension",
         ylabel="position",
-        cmap="Blues",
+        diverging=True,  # values in [-1, 1]
         figsize=(6, 4),
     )
     plt.show()
@@ -71,7 +72,7 @@ with notebooks.attempt("positional_encoding_table"):
     print(
         "cos(P[i], P[i+1]) for i = 0..4:", np.diag(similarity, 1)[:5].round(4)
     )
-    notebooks.heatmaps(
+    plots.heatmaps(
         similarity,
         xlabel="position",
         ylabel="position",
@@ -92,9 +93,7 @@ with notebooks.attempt("relative_shift"):
     M = np.asarray(m.relative_shift(delta, D))
     error = np.abs(P[:-delta] @ M - P[delta:]).max()
     print(f"max |P[i] M({delta}) - P[i + {delta}]| = {error:.2e}")
-    notebooks.heatmaps(
-        M[:8, :8], xlabel="column", ylabel="row", cmap="coolwarm"
-    )
+    plots.heatmaps(M[:8, :8], xlabel="column", ylabel="row", diverging=True)
     plt.show()
 
 # %% [markdown]

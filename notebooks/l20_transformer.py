@@ -26,6 +26,7 @@ import keras
 import matplotlib.pyplot as plt
 import numpy as np
 
+from m2t import plots
 from m2t.student import notebooks
 
 m = notebooks.load("20")
@@ -40,7 +41,7 @@ m = notebooks.load("20")
 with notebooks.attempt("padding_mask / causal_mask"):
     padding = np.asarray(m.padding_mask(np.array([3, 5]), 5, 5))
     causal = np.asarray(m.causal_mask(5, 5))
-    notebooks.heatmaps(
+    plots.heatmaps(
         np.concatenate([padding, causal]).astype(float)[None],
         titles=["valid_len 3", "valid_len 5", "causal"],
         cmap="Greys",

@@ -1,4 +1,5 @@
-"""d2l's printed results on the real data (slow: `pytest -m slow`).
+"""d2l's printed results on the real data (slow: `pytest -m slow`), and
+their short form, which CI runs (the real files are beside its clone).
 
 seq2seq, Bahdanau attention and the Transformer on d2l's 600-pair fra-eng
 setting translate `go .`, `i lost .` and `i'm home .` with BLEU 1.000 (the
@@ -21,18 +22,52 @@ import pytest
 
 import m2t_data
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        m2t_data.real_data_dir() is None,
-        reason="the real data folder (../shared/data/real) is absent",
-    ),
-]
+real_data = pytest.mark.skipif(
+    m2t_data.real_data_dir() is None,
+    reason="the real data folder (../shared/data/real) is absent",
+)
+pytestmark = [real_data]
 
 SENTENCES = ["go .", "i lost .", "i'm home ."]
 MEASURED_WITH = {"op_threads": 0}  # TensorFlow's default threads
 
 
+# The short form: d2l's real files through the same pipelines, a few
+# steps each: the data is what the book uses and the models learn from it.
+D2L_SIZES = {
+    # d2l's 600-pair fra-eng with min_freq 2 (its printout: 195, 214
+    # with the three reserved tokens and <unk>).
+    "translation": "600 training pairs, vocab 195 -> 214",
+    "language": "time_machine (real)",
+}
+
+
+@pytest.mark.parametrize("name", ["seq2seq", "transformer", "gru"])
+def test_the_real_data_trains_in_short_form(name, tmp_path):
+    from training import Options
+    from training import train
+
+    family = "language" if name == "gru" else "translation"
+    settings = {"num_examples": 600} if family == "translation" else {}
+    report = train(
+        Options(
+            name,
+            data="real",
+            smoke=True,
+            out=str(tmp_path),
+            verbose=0,
+            settings=settings,
+        )
+    )
+    assert report["data"]["source"] == "real"
+    assert D2L_SIZES[family] in report["data"]["name"], report["data"]
+    losses = [h["loss"] for h in report["history"]]
+    assert losses[-1] < losses[0], losses
+    if family == "translation":
+        assert report["quality"]["bleu_on"] == "d2l's 4 test sentences"
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name,seed", [("seq2seq", 0), ("bahdanau", 0), ("transformer", 2)]
 )
@@ -55,6 +90,7 @@ def test_d2l_translations_reach_bleu_1(name, seed, tmp_path):
     assert got == {s: 1.0 for s in SENTENCES}, report["samples"]
 
 
+@pytest.mark.slow
 def test_d2l_character_gru_perplexity(tmp_path):
     from training import Options
     from training import train

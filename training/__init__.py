@@ -2,8 +2,9 @@
 
     m2t train MODEL [--data embedded|real] [--epochs N] [--batch-size B]
                     [--lr LR] [--strategy auto|default|mirrored|multiworker|tpu]
-                    [--mixed-precision] [--jit on|off|auto] [--out DIR]
-                    [--resume] [--seed S] [--smoke] [--set KEY=VALUE]
+                    [--cpu-replicas N] [--mixed-precision] [--jit on|off|auto]
+                    [--out DIR] [--resume] [--overwrite] [--seed S]
+                    [--smoke | --quick] [--set KEY=VALUE]
     m2t train --list
 
 One piece per idea: strategy.py (which strategy), data.py (batches in a

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
+import keras
 import numpy as np
 import tensorflow as tf
 
@@ -80,13 +81,26 @@ BUILDERS = {
 
 
 def load(source: str, split: str, limit: int | None, verbose: bool):
-    """All images of a split as uint8 `(N, 28, 28, 1)` and int32 `(N,)`."""
-    ds = m2t_data.images(
-        "embedded" if source == "embedded" else "fashion_mnist",
-        split,
-        download=False,
-        verbose=verbose,
-    )
+    """All images of a split as uint8 `(N, 28, 28, 1)` and int32 `(N,)`.
+
+    Raises:
+        FileNotFoundError: `source` "real" and Fashion-MNIST not prepared
+            (nothing is downloaded at run time).
+    """
+    try:
+        ds = m2t_data.images(
+            "embedded" if source == "embedded" else "fashion_mnist",
+            split,
+            download=False,
+            verbose=verbose,
+        )
+    except m2t_data.DataNotFoundError as exc:
+        raise FileNotFoundError(
+            f"--data real needs Fashion-MNIST prepared by TFDS ({exc}): "
+            "prepare it once online (tfds.load('fashion_mnist')) or set "
+            "TFDS_DATA_DIR to a folder that holds it; --data embedded "
+            "needs nothing"
+        ) from exc
     if limit:
         ds = ds.take(limit)
     x, y = next(iter(ds.batch(1 << 20)))
@@ -165,8 +179,18 @@ def prepare(
         )
         return {"quality": quality, "plots": [png.name]}
 
+    def build():
+        net = BUILDERS[recipe.name](module, hp)
+        momentum = hp.get("batchnorm_momentum")
+        if momentum is not None:
+            # Keras has no public walk over the layers inside custom ones.
+            for layer in net._flatten_layers():
+                if isinstance(layer, keras.layers.BatchNormalization):
+                    layer.momentum = float(momentum)
+        return net
+
     return Task(
-        build=lambda: BUILDERS[recipe.name](module, hp),
+        build=build,
         example=np.zeros((1, side, side, 1), np.float32),
         loss=cross_entropy,
         train=examples(train),

@@ -17,6 +17,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
+from m2t import plots as shared  # noqa: E402
+
 DPI = 110
 
 
@@ -91,48 +93,22 @@ def heatmaps(
     xlabel: str = "keys",
     ylabel: str = "queries",
     suptitle: str | None = None,
-    cmap: str = "Reds",
     vmin: float | None = 0.0,
     vmax: float | None = None,
 ) -> Path:
-    """Side-by-side heatmaps sharing tick labels (e.g. one per head)."""
-    count = len(matrices)
-    cols = min(count, 4)
-    rows = -(-count // cols)
-    first = np.asarray(matrices[0])
-    cell = 0.32 if xlabels is not None else 0.05
-    width = max(2.6, min(5.5, cell * first.shape[1] + 1.6))
-    height = max(2.2, min(5.0, cell * first.shape[0] + 1.2))
-    fig, axes = plt.subplots(
-        rows,
-        cols,
-        figsize=(width * cols, height * rows),
-        squeeze=False,
-        layout="constrained",
+    """Side-by-side heatmaps (e.g. one per head) with one colour scale and
+    one colour bar, ticked with the tokens (`m2t.plots.heatmaps`)."""
+    fig = shared.heatmaps(
+        np.asarray(matrices),
+        titles=titles,
+        xlabel=xlabel,
+        ylabel=ylabel,
+        xticks=xlabels,
+        yticks=ylabels,
+        vmin=vmin,
+        vmax=vmax,
+        suptitle=suptitle,
     )
-    image = None
-    for i, (ax, matrix, title) in enumerate(
-        zip(axes.flat, matrices, titles, strict=False)
-    ):
-        image = ax.imshow(
-            np.asarray(matrix), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto"
-        )
-        ax.set_title(title, fontsize=9)
-        if xlabels is not None:
-            ax.set_xticks(range(len(xlabels)), xlabels, rotation=60, fontsize=8)
-        ax.set_xlabel(xlabel, fontsize=8)
-        if i % cols == 0:  # the row labels once, on the left
-            if ylabels is not None:
-                ax.set_yticks(range(len(ylabels)), ylabels, fontsize=8)
-            ax.set_ylabel(ylabel, fontsize=8)
-        else:
-            ax.set_yticks([])
-    for ax in list(axes.flat)[count:]:
-        ax.axis("off")
-    if image is not None:
-        fig.colorbar(image, ax=axes.ravel().tolist(), shrink=0.8, pad=0.01)
-    if suptitle:
-        fig.suptitle(suptitle)
     return _save(fig, path)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import math
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
@@ -33,6 +34,9 @@ class Recipe:
         settings: d2l's hyper-parameters.
         per_data: settings that differ by data source ("embedded", "real").
         smoke: the short form (tiny sizes, a few steps) used by the tests.
+        quick: a setting that shows the model learn in a few minutes on
+            2 CPU cores (images: smaller inputs, fewer images, the same
+            architecture; `--quick`), or empty.
         notes: where the settings differ from d2l, and why.
         needs: other reference modules the family uses (vocabulary,
             BLEU, greedy prediction).
@@ -45,6 +49,7 @@ class Recipe:
     settings: dict[str, Any]
     per_data: dict[str, dict[str, Any]] = field(default_factory=dict)
     smoke: dict[str, Any] = field(default_factory=dict)
+    quick: dict[str, Any] = field(default_factory=dict)
     notes: str = ""
     needs: tuple[str, ...] = ()
 
@@ -68,16 +73,24 @@ class Recipe:
         source: str,
         *,
         smoke: bool = False,
+        quick: bool = False,
         overrides: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """The settings for one run: d2l's, then per data, smoke, overrides."""
+        """The settings for one run: d2l's, then per data, the short form
+        (`smoke`) or the quick one, then the overrides."""
         if source not in ("embedded", "real"):
             raise ValueError(
                 f"`data` must be 'embedded' or 'real', got {source!r}"
             )
+        if smoke and quick:
+            raise ValueError("--smoke and --quick: choose one")
+        if quick and not self.quick:
+            raise ValueError(f"{self.name} has no --quick setting")
         resolved = {**self.settings, **self.per_data.get(source, {})}
         if smoke:
             resolved.update(self.smoke)
+        if quick:
+            resolved.update(self.quick)
         for key, value in (overrides or {}).items():
             if value is None:
                 continue
@@ -86,7 +99,7 @@ class Recipe:
                 raise ValueError(
                     f"{self.name} has no setting {key!r}; it has: {known}"
                 )
-            resolved[key] = value
+            resolved[key] = check(key, value, resolved.get(key))
         return resolved
 
     def family_module(self):
@@ -94,7 +107,55 @@ class Recipe:
 
 
 # Settings any recipe accepts though none sets them by default.
-OPTIONAL_SETTINGS = ("max_steps",)
+OPTIONAL_SETTINGS = ("max_steps", "batchnorm_momentum")
+
+# Counts that must be whole numbers >= 1; numbers that must be finite and
+# > 0; the command-line flag that sets a setting, where there is one.
+COUNTS = (
+    "epochs", "batch_size", "num_hiddens", "num_steps", "num_layers",
+    "embed_size", "ffn_num_hiddens", "num_heads", "max_steps", "examples",
+    "num_examples", "test_examples", "max_tokens", "tau", "T", "n_train",
+    "ratio", "resize",
+)  # fmt: skip
+POSITIVE = ("lr", "clip")
+FLAGS = {"epochs": "--epochs", "batch_size": "--batch-size", "lr": "--lr"}
+
+
+def check(
+    key: str, value: Any, default: Any = None, name: str | None = None
+) -> Any:
+    """`value` for the setting `key`, checked against its range and the
+    type of the recipe's `default`; a ValueError naming both otherwise.
+
+    Args:
+        name: how the message names it (default `--set key`; the flags
+            pass theirs, `FLAGS[key]`).
+    """
+    name = name or f"--set {key}"
+    if isinstance(default, bool) and not isinstance(value, bool):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    if key in COUNTS:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"{name} must be a whole number, got {value!r}")
+        if value < 1:
+            raise ValueError(f"{name} must be at least 1, got {value}")
+        return value
+    if key in POSITIVE or isinstance(default, float):
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError(f"{name} must be a number, got {value!r}")
+        if key in POSITIVE and not (math.isfinite(value) and value > 0):
+            raise ValueError(
+                f"{name} must be a finite number > 0, got {value!r}"
+            )
+        return float(value)
+    if isinstance(default, int) and not isinstance(default, bool):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"{name} must be a whole number, got {value!r}")
+        return value
+    if isinstance(default, str) and not isinstance(value, str):
+        raise ValueError(f"{name} must be text, got {value!r}")
+    return value
+
 
 # The short form memorises a few examples, so the loss falls within steps
 # (Adam: d2l's SGD rates need many more steps than a test can pay for).
@@ -135,7 +196,24 @@ _MT_NOTES = (
 )
 
 
-def _image(name, lesson, title, settings, notes="", smoke=None) -> Recipe:
+# Quick: the same networks on smaller inputs and a third of the images,
+# Adam instead of d2l's SGD rates (which need d2l's epochs), and batch
+# normalisation's test-time averages moving at PyTorch's pace (d2l's
+# momentum 0.1, Keras's 0.9): with Keras's 0.99 they still hold most of
+# their initial values after the few hundred steps of a quick run.
+_IMAGE_QUICK = {
+    "examples": 2048,
+    "epochs": 4,
+    "batch_size": 64,
+    "optimizer": "adam",
+    "lr": 0.001,
+    "batchnorm_momentum": 0.9,
+}
+
+
+def _image(
+    name, lesson, title, settings, notes="", smoke=None, quick=None
+) -> Recipe:
     base = {
         "optimizer": "sgd",
         "clip": None,
@@ -152,6 +230,7 @@ def _image(name, lesson, title, settings, notes="", smoke=None) -> Recipe:
         title,
         {**base, **settings},
         smoke={**_IMAGE_SMOKE, **(smoke or {})},
+        quick={**_IMAGE_QUICK, **(quick or {})},
         notes=(
             "Fashion-MNIST with --data real (TFDS, must be prepared); "
             "toy_shapes by default. " + notes
@@ -238,6 +317,7 @@ RECIPES: dict[str, Recipe] = {
             "AlexNet",
             {"lr": 0.01, "batch_size": 128, "resize": 224},
             smoke={"resize": 72, "ratio": 16},
+            quick={"resize": 72},
         ),
         _image(
             "vgg",
@@ -245,6 +325,7 @@ RECIPES: dict[str, Recipe] = {
             "VGG-11, channels / 4 (d2l's small_conv_arch)",
             {"lr": 0.05, "batch_size": 128, "resize": 224, "ratio": 4},
             smoke={"resize": 32, "ratio": 16},
+            quick={"resize": 32},
         ),
         _image(
             "nin",
@@ -252,6 +333,7 @@ RECIPES: dict[str, Recipe] = {
             "Network in Network",
             {"lr": 0.1, "batch_size": 128, "resize": 224},
             smoke={"resize": 72, "ratio": 8},
+            quick={"resize": 72},
         ),
         _image(
             "googlenet",
@@ -259,6 +341,7 @@ RECIPES: dict[str, Recipe] = {
             "GoogLeNet",
             {"lr": 0.1, "batch_size": 128, "resize": 96},
             smoke={"resize": 32},
+            quick={"resize": 32},
         ),
         _image(
             "resnet18",
@@ -266,6 +349,7 @@ RECIPES: dict[str, Recipe] = {
             "ResNet-18",
             {"lr": 0.05, "batch_size": 256, "resize": 96, "ratio": 1},
             smoke={"resize": 32, "ratio": 8},
+            quick={"resize": 32},
         ),
         _image(
             "densenet",
@@ -273,6 +357,7 @@ RECIPES: dict[str, Recipe] = {
             "DenseNet",
             {"lr": 0.1, "batch_size": 256, "resize": 96, "ratio": 1},
             smoke={"resize": 32, "ratio": 8},
+            quick={"resize": 32},
         ),
         Recipe(
             "ar_mlp",

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import keras
 
@@ -57,11 +60,47 @@ class Timing(keras.callbacks.Callback):
         return (units / seconds if seconds else 0.0), note
 
 
-def write(path: str | os.PathLike, report: dict) -> Path:
-    """Write `report` as indented JSON (atomically)."""
+def strict(value: Any) -> Any:
+    """`value` with every non-finite float replaced by None, so that
+    `json.dumps(..., allow_nan=False)` writes strict JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Mapping):
+        return {k: strict(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [strict(v) for v in value]
+    return value
+
+
+def write_json(path: str | os.PathLike, value: Any, indent: int = 1) -> Path:
+    """Write `value` as strict, indented JSON, atomically and durably."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    text = json.dumps(strict(value), indent=indent, allow_nan=False) + "\n"
+    durable(path, lambda f: f.write(text.encode("utf-8")))
     return path
+
+
+def durable(path: Path, write) -> None:
+    """`write(file)` into a temporary file, synced, then renamed to
+    `path` and the folder synced: the old file or the new, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:
+        write(f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    _sync_folder(path.parent)
+
+
+def _sync_folder(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write(path: str | os.PathLike, report: dict) -> Path:
+    """Write `report` as strict JSON (a non-finite number becomes null)."""
+    return write_json(path, report, indent=2)

@@ -1,8 +1,9 @@
 """`m2t train MODEL`: one run, from the strategy to report.json.
 
-    strategy -> seed, precision -> recipe settings -> data -> model under the
-    strategy's scope -> restore a backup -> fit (or the multi-worker loop)
-    -> evaluate, samples, plots -> report.json
+    settings (each checked) -> a finished run in --out? -> strategy ->
+    seed, precision -> data -> model under the strategy's scope -> the
+    backup: same settings? the workers' common epoch -> restore -> fit (or
+    the multi-worker loop) -> evaluate, samples, plots -> report.json
 
 What a run leaves in `--out`: report.json, loss.png and the family's
 pictures, model.weights.h5 (final), best.weights.h5 (lowest loss),
@@ -11,6 +12,8 @@ logs/ (TensorBoard), and backup/ while it is unfinished.
 
 from __future__ import annotations
 
+import json
+import math
 import platform
 import shutil
 import time
@@ -29,6 +32,9 @@ class Options:
     `epochs`, `batch_size` (global, split across replicas) and `lr`
     override the recipe when given; `settings` overrides any other setting
     (`--set num_hiddens=64`). `jit=None` means XLA on accelerators only.
+    `cpu_replicas`: the logical CPU devices `mirrored` makes on a machine
+    without GPUs. `overwrite`: train again into a folder that holds a
+    finished run (or an unfinished one, from epoch 1).
     """
 
     model: str
@@ -43,8 +49,11 @@ class Options:
     resume: bool = False
     seed: int = 0
     smoke: bool = False
+    quick: bool = False
     settings: dict[str, Any] = field(default_factory=dict)
     verbose: int = 1
+    cpu_replicas: int = 2
+    overwrite: bool = False
 
 
 def default_out(model: str, data: str) -> Path:
@@ -60,17 +69,28 @@ def train(options: Options) -> dict:
             f"{recipe.name} needs solutions/{{{','.join(recipe.missing())}}}"
             ".py, not in this repository yet"
         )
+    settings = _settings(recipe, options)  # each value checked, first
+    out = Path(options.out or default_out(recipe.name, options.data))
+    finished = _finished(out)
+    if finished is not None and not options.overwrite:
+        if options.resume:
+            if options.verbose:
+                print(
+                    f"resume: {out} holds a finished run ({finished}): "
+                    "nothing to resume (--overwrite trains it again)"
+                )
+            return json.loads((out / "report.json").read_text("utf-8"))
+        raise ValueError(
+            f"{out} holds a finished run ({finished}): pass --overwrite to "
+            "train it again, or choose another --out"
+        )
     # The strategy first: the multi-worker one sets up the cluster before
     # anything else touches TensorFlow's devices.
     from . import strategy as strategies
 
     # Threads before the strategy: TensorFlow fixes them when it starts.
-    op_threads = strategies.set_op_threads(
-        recipe.resolve(
-            options.data, smoke=options.smoke, overrides=options.settings
-        )["op_threads"]
-    )
-    placement = strategies.choose(options.strategy)
+    op_threads = strategies.set_op_threads(settings["op_threads"])
+    placement = strategies.choose(options.strategy, options.cpu_replicas)
 
     import keras
 
@@ -94,6 +114,7 @@ def _train(
     from . import loop
     from . import strategy as strategies
     from .checkpoints import Backup
+    from .checkpoints import agree
     from .report import Timing
 
     jit = (
@@ -101,16 +122,7 @@ def _train(
         if options.jit is None
         else options.jit
     )
-    hp = recipe.resolve(
-        options.data,
-        smoke=options.smoke,
-        overrides={
-            **options.settings,
-            "epochs": options.epochs,
-            "batch_size": options.batch_size,
-            "lr": options.lr,
-        },
-    )
+    hp = _settings(recipe, options)
     hp["batch_size"] = _split_batch(hp["batch_size"], placement.replicas)
     hp["per_replica_batch"] = hp["batch_size"] // placement.replicas
     say = print if placement.is_chief and options.verbose else _silent
@@ -127,20 +139,39 @@ def _train(
         own = out / ".workers" / "-".join(map(str, placement.task))
     multiworker = placement.kind == "multiworker"
     validate = task.validation is not None and not multiworker
-    backup = Backup(own / "backup", "val_loss" if validate else "loss")
+    precision = keras.mixed_precision.global_policy().name
+    # What a resumed run must share with the backup's (the replicas may
+    # change: a job preempted on two GPUs may go on on one).
+    made_with = {
+        "data": options.data,
+        "seed": options.seed,
+        "precision": precision,
+        **{k: v for k, v in hp.items() if k != "per_replica_batch"},
+    }
+    backup = Backup(
+        own / "backup", "val_loss" if validate else "loss", made_with
+    )
+    if options.overwrite:
+        backup.clear()
+        (out / "report.json").unlink(missing_ok=True)
     pending = backup.pending()
     if pending is not None and not options.resume:
         raise ValueError(
             f"{out} holds an unfinished run (next epoch {pending + 1}): pass "
-            "--resume to continue it, or choose another --out"
+            "--resume to continue it, --overwrite to start it again, or "
+            "choose another --out"
         )
+    if pending is not None:
+        _same_settings(out, backup.saved_settings(), backup.settings)
 
     net, trainer = _model(placement, task, hp, jit)
-    first_epoch = backup.restore(trainer) if options.resume else 0
+    resume_at = None
+    if multiworker and options.resume:
+        resume_at = agree(_kept_by_each_worker(placement, backup.epochs()))
+    first_epoch = backup.restore(trainer, resume_at) if options.resume else 0
     epochs = int(hp["epochs"])
     if first_epoch:
         say(f"resume: from the backup at the end of epoch {first_epoch}")
-    precision = keras.mixed_precision.global_policy().name
     say(
         f"settings: global batch {hp['batch_size']} "
         f"({hp['batch_size'] // placement.replicas} per replica), "
@@ -177,6 +208,16 @@ def _train(
             verbose=options.verbose if placement.is_chief else 0,
         )
     throughput, measured = timing.throughput()
+    diverged = [
+        i + 1
+        for i, h in enumerate(backup.history)
+        if not math.isfinite(h.get("loss", 0.0))
+    ]
+    if diverged:
+        say(
+            f"warning: the loss is not a finite number from epoch "
+            f"{diverged[0]} on (report.json says null): try a lower --lr"
+        )
     report: dict[str, Any] = {
         "model": recipe.name,
         "title": recipe.title,
@@ -212,6 +253,7 @@ def _train(
         "versions": _versions(),
         "seed": options.seed,
         "smoke": options.smoke,
+        "quick": options.quick,
     }
     if placement.is_chief:
         _finish(report, out, task, net, trainer, backup, say)
@@ -227,6 +269,22 @@ def _train(
         if own.parent.is_dir() and not any(own.parent.iterdir()):
             own.parent.rmdir()
     return report
+
+
+def _settings(recipe, options: Options) -> dict:
+    """The recipe's settings with the command line's, each checked (the
+    flags win over `--set`)."""
+    flags = {}
+    for key in ("epochs", "batch_size", "lr"):
+        value = getattr(options, key)
+        if value is not None:
+            flags[key] = recipes.check(key, value, name=recipes.FLAGS[key])
+    return recipe.resolve(
+        options.data,
+        smoke=options.smoke,
+        quick=options.quick,
+        overrides={**options.settings, **flags},
+    )
 
 
 def _model(placement, task, hp: dict, jit: bool):
@@ -267,6 +325,63 @@ def _finish(report, out: Path, task, net, trainer, backup, say) -> None:
     report["plots"] = [curve.name, *end.get("plots", [])]
     for line in report["samples"]:
         say(line)
+
+
+def _finished(out: Path) -> str | None:
+    """What the finished run in `out` is ("transformer, 30 epochs"), or
+    None when `out` holds none."""
+    path = out / "report.json"
+    if not path.exists():
+        return None
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+        return f"{report['model']}, {report['epochs']} epochs, report.json"
+    except (ValueError, KeyError, TypeError):
+        return "report.json"
+
+
+def _same_settings(out: Path, saved: dict | None, now: dict) -> None:
+    """Refuse to resume with settings other than the backup's."""
+    if saved is None:
+        return
+    now = json.loads(json.dumps(now))  # tuples as lists, as saved
+    differ = [
+        f"{k}: {saved.get(k)!r} then, {now.get(k)!r} now"
+        for k in sorted(set(saved) | set(now))
+        if saved.get(k) != now.get(k)
+    ]
+    if differ:
+        raise ValueError(
+            f"--resume: the unfinished run in {out} was made with other "
+            f"settings ({'; '.join(differ)}): resume it with its own, or "
+            "pass --overwrite to start again"
+        )
+
+
+def _kept_by_each_worker(placement, kept: list[int]) -> dict[str, list[int]]:
+    """Every worker's kept backup epochs, exchanged with one all-gather
+    (a collective: every worker calls this at the same point)."""
+    import numpy as np
+    import tensorflow as tf
+
+    from .checkpoints import KEEP
+
+    kind, index = placement.task
+    mine = [0 if kind == "chief" else 1, index]
+    mine += ([0] * KEEP + kept)[-KEEP:]  # oldest first, 0: none
+    strategy = placement.strategy
+
+    @tf.function
+    def gather():
+        context = tf.distribute.get_replica_context()
+        return context.all_gather(tf.constant([mine], tf.int64), axis=0)
+
+    result = strategy.experimental_local_results(strategy.run(gather))[0]
+    rows = {tuple(row) for row in np.asarray(result).tolist()}
+    return {
+        f"{'chief' if role == 0 else 'worker'} {i}": [e for e in epochs if e]
+        for role, i, *epochs in sorted(rows)
+    }
 
 
 def _silent(*args, **kwargs) -> None:

@@ -80,6 +80,12 @@ class Trainer(keras.Model):
         self._track(y, y_pred, per_element, w)
 
     def _clip(self, grads):
+        # d2l's `grad_clipping` measures the L2 norm of the whole, dense
+        # gradient. An embedding's gradient comes as IndexedSlices, whose
+        # `values` repeat a row once per occurrence of its token: their
+        # norm is not the dense gradient's. So make every gradient dense
+        # first (duplicates summed), then measure.
+        grads = [None if g is None else tf.convert_to_tensor(g) for g in grads]
         # Keras optimizers clip each replica's gradient before summing the
         # replicas, which is not d2l's clipping of the whole gradient. So
         # sum here, clip, and hand each replica 1/R of the result: the
@@ -93,7 +99,7 @@ class Trainer(keras.Model):
         scale = tf.cast(self.optimizer.scale_loss(1.0), tf.float32)
         grads, _ = tf.clip_by_global_norm(grads, self.clip * scale)
         if replicas > 1:
-            grads = [g / replicas for g in grads]
+            grads = [None if g is None else g / replicas for g in grads]
         return grads
 
     def _track(self, y, y_pred, per_element, w) -> None:

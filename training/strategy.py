@@ -5,8 +5,9 @@
                 MirroredStrategy over several GPUs, else the default
                 (one device, no distribution)
     default     one device (the default strategy)
-    mirrored    MirroredStrategy over every GPU, or, with no GPU, over every
-                logical CPU device (as the tests split one CPU in two)
+    mirrored    MirroredStrategy over every GPU, or, with no GPU, over
+                `cpu_replicas` logical CPU devices (2 by default: the CPU
+                split in two, so one machine runs what several devices do)
     multiworker MultiWorkerMirroredStrategy from TF_CONFIG
     tpu         TPUStrategy (a Cloud TPU VM, Colab, or $TPU_NAME)
 
@@ -113,12 +114,21 @@ def set_op_threads(threads: int) -> int:
     return int(threads)
 
 
-def choose(name: str = "auto") -> Placement:
-    """Make the strategy `name` (one of STRATEGIES) and describe it."""
+def choose(name: str = "auto", cpu_replicas: int = 2) -> Placement:
+    """Make the strategy `name` (one of STRATEGIES) and describe it.
+
+    Args:
+        cpu_replicas: for `mirrored` on a machine without GPUs, how many
+            logical CPU devices (replicas) to split the CPU into.
+    """
     if name not in STRATEGIES:
         raise ValueError(
             f"`strategy` must be one of {STRATEGIES}, got {name!r}"
         )
+    if isinstance(cpu_replicas, bool) or not isinstance(cpu_replicas, int):
+        raise ValueError(f"--cpu-replicas must be an int, got {cpu_replicas!r}")
+    if cpu_replicas < 1:
+        raise ValueError(f"--cpu-replicas must be >= 1, got {cpu_replicas}")
     if name == "tpu" or (name == "auto" and tpu_is_likely()):
         try:
             return _tpu()
@@ -127,12 +137,12 @@ def choose(name: str = "auto") -> Placement:
                 raise ValueError(f"no TPU found ({exc})") from exc
     if name == "multiworker" or (name == "auto" and cluster_from_env()):
         return _multiworker()
+    if name == "mirrored" and not tf.config.list_physical_devices("GPU"):
+        split_cpu(cpu_replicas)  # before listing devices starts TensorFlow
     gpus = tf.config.list_logical_devices("GPU")
     if name == "mirrored" or (name == "auto" and len(gpus) > 1):
-        devices = [d.name for d in gpus] or [
-            d.name for d in tf.config.list_logical_devices("CPU")
-        ]
-        strategy = tf.distribute.MirroredStrategy(devices=devices)
+        devices = [d.name for d in gpus] or split_cpu(cpu_replicas)
+        strategy = _mirrored(tuple(devices))
         return Placement(
             strategy,
             "mirrored",
@@ -148,6 +158,41 @@ def choose(name: str = "auto") -> Placement:
         [device],
         accelerator="gpu" if gpus else "cpu",
     )
+
+
+_MIRRORED: dict[tuple[str, ...], tf.distribute.MirroredStrategy] = {}
+
+
+def _mirrored(devices: tuple[str, ...]) -> tf.distribute.MirroredStrategy:
+    """One MirroredStrategy per set of devices and process: a second one
+    over the same devices would reuse the first one's collective keys
+    (TensorFlow then mixes up the two models' all-reduces)."""
+    if devices not in _MIRRORED:
+        _MIRRORED[devices] = tf.distribute.MirroredStrategy(devices=devices)
+    return _MIRRORED[devices]
+
+
+def split_cpu(count: int) -> list[str]:
+    """Split the CPU into `count` logical devices; their names.
+
+    Must come before TensorFlow starts its runtime. A process that has
+    already split its CPU (into exactly `count`) keeps its devices.
+    """
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    try:
+        tf.config.set_logical_device_configuration(
+            cpu, [tf.config.LogicalDeviceConfiguration()] * count
+        )
+    except RuntimeError:  # started: the devices are fixed
+        pass
+    devices = [d.name for d in tf.config.list_logical_devices("CPU")]
+    if len(devices) != count:
+        raise ValueError(
+            f"--cpu-replicas {count}: TensorFlow already started in this "
+            f"process with {len(devices)} CPU device(s); run the command in "
+            "a fresh process"
+        )
+    return devices
 
 
 def _tpu() -> Placement:

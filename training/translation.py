@@ -364,19 +364,17 @@ def prepare(
             for i in shown
             if i < len(english)
         ]
+        exact = [p == r for p, r in zip(predicted, french, strict=True)]
         quality = {
             "bleu": float(np.mean(scores)),
             "bleu_on": held_name,
-            "exact": float(
-                np.mean(
-                    [p == r for p, r in zip(predicted, french, strict=True)]
-                )
-            ),
+            "exact": float(np.mean(exact)),
         }
         if source == "real":
             for e, s in zip(english, scores, strict=True):
                 quality[f"bleu[{e}]"] = s
-        pngs = [_bleu_by_length(english, scores, recipe.name, out)]
+        by_length = _bleu_by_length(english, scores, exact, recipe.name, out)
+        pngs = [by_length] if by_length else []
         if architecture.attention is not None:
             pngs += _attention_maps(
                 net, architecture, english, predicted, src, tgt, recipe, out
@@ -401,28 +399,39 @@ def prepare(
 # -- pictures ---------------------------------------------------------------
 
 
-def _bleu_by_length(english, scores, name, out: Path) -> str:
+def _bleu_by_length(english, scores, exact, name, out: Path) -> str | None:
+    """Mean BLEU and the share translated exactly, per source length; None
+    (no picture) when it would say nothing: fewer than two lengths with 5
+    pairs each, or every pair scoring the same (the Transformer's 1.000
+    on every embedded held-out pair)."""
     lengths = np.array([len(s.split(" ")) for s in english])
-    scores = np.asarray(scores)
-    sizes = sorted(set(lengths))
+    scores = np.asarray(scores, float)
+    exact = np.asarray(exact, float)
+    sizes = [n for n in sorted(set(lengths)) if (lengths == n).sum() >= 5]
+    if len(sizes) < 2 or np.ptp(scores) == 0:
+        return None
     means = [scores[lengths == n].mean() for n in sizes]
+    exacts = [exact[lengths == n].mean() for n in sizes]
     counts = [int((lengths == n).sum()) for n in sizes]
-    fig, ax = plots.figure(6, 3.4)
-    bars = ax.bar([str(n) for n in sizes], means, color="tab:blue")
+    fig, ax = plots.figure(6.4, 3.4)
+    at = np.arange(len(sizes))
+    bars = ax.bar(at - 0.2, means, 0.4, color="tab:blue", label="mean BLEU")
+    ax.bar(at + 0.2, exacts, 0.4, color="tab:orange", label="exact share")
     for bar, count in zip(bars, counts, strict=True):
         ax.text(
-            bar.get_x() + bar.get_width() / 2,
-            bar.get_height() + 0.01,
+            bar.get_x() + bar.get_width(),
+            1.02,
             f"n={count}",
             ha="center",
             fontsize=7,
         )
+    ax.set_xticks(at, [str(n) for n in sizes])
     ax.set(
         xlabel="source length (words, punctuation included)",
-        ylabel="mean BLEU",
-        ylim=(0, 1.1),
-        title=f"{name}: BLEU by sentence length (held out)",
+        ylim=(0, 1.12),
+        title=f"{name}: held-out translations by length",
     )
+    ax.legend(fontsize=8, loc="lower left")
     ax.grid(axis="y", alpha=0.3)
     return plots.save(fig, out / "bleu_by_length.png").name
 

@@ -47,8 +47,11 @@ def cmd_train(args: argparse.Namespace) -> int:
         resume=args.resume,
         seed=args.seed,
         smoke=args.smoke,
+        quick=args.quick,
         settings=settings,
         verbose=args.verbose,
+        cpu_replicas=args.cpu_replicas,
+        overwrite=args.overwrite,
     )
     try:
         run.train(options)
@@ -100,7 +103,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         choices=("auto", "default", "mirrored", "multiworker", "tpu"),
         default="auto",
         help="auto: TPU, else TF_CONFIG workers, else several GPUs, else one "
-        "device",
+        "device; mirrored without GPUs: --cpu-replicas logical CPUs",
+    )
+    train.add_argument(
+        "--cpu-replicas",
+        type=int,
+        default=2,
+        metavar="N",
+        help="--strategy mirrored on a machine without GPUs: split the CPU "
+        "into N replicas (default 2)",
     )
     train.add_argument(
         "--mixed-precision",
@@ -119,11 +130,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     train.add_argument(
         "--resume",
         action="store_true",
-        help="continue the unfinished run in --out, if any",
+        help="continue the unfinished run in --out, if any (a finished "
+        "one is left as it is)",
+    )
+    train.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="train again into an --out that holds a run (finished or not)",
     )
     train.add_argument("--seed", type=int, default=0)
     train.add_argument(
         "--smoke", action="store_true", help="tiny sizes, a few steps"
+    )
+    train.add_argument(
+        "--quick",
+        action="store_true",
+        help="image models: see it learn in minutes on a CPU (smaller "
+        "inputs, fewer images, the same network)",
     )
     train.add_argument(
         "--set",
