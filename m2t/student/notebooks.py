@@ -82,48 +82,6 @@ def attempt(what: str) -> Iterator[None]:
         )
 
 
-def heatmaps(
-    matrices,
-    xlabel: str = "keys",
-    ylabel: str = "queries",
-    titles: Sequence[str] | None = None,
-    cmap: str = "Reds",
-    figsize: tuple[float, float] | None = None,
-):
-    """Draw `(rows, cols, T, S)` matrices as a grid of heatmaps with one
-    colour bar (d2l's `show_heatmaps`); returns the figure."""
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    matrices = np.asarray(matrices)
-    if matrices.ndim == 2:
-        matrices = matrices[None, None]
-    elif matrices.ndim == 3:
-        matrices = matrices[None]
-    rows, cols = matrices.shape[:2]
-    fig, axes = plt.subplots(
-        rows,
-        cols,
-        figsize=figsize or (2.4 * cols + 1, 2.2 * rows),
-        sharex=True,
-        sharey=True,
-        squeeze=False,
-    )
-    image = None
-    for i in range(rows):
-        for j in range(cols):
-            ax = axes[i, j]
-            image = ax.imshow(matrices[i, j], cmap=cmap, aspect="auto")
-            if i == rows - 1:
-                ax.set_xlabel(xlabel)
-            if j == 0:
-                ax.set_ylabel(ylabel)
-            if titles is not None:
-                ax.set_title(titles[i * cols + j], fontsize=9)
-    fig.colorbar(image, ax=axes, shrink=0.6)
-    return fig
-
-
 def toy_shapes(steps: int, resize: int | None = None, batch_size: int = 64):
     """The embedded toy_shapes images for a short training.
 
