@@ -1,0 +1,435 @@
+"""Grader for lesson 22: backpropagation through time for lesson 08's RNN,
+by hand, with d2l's regular truncation and clipping of the summed gradient.
+
+Sizes: B=2 sequences, D=3 input features, U=4 hidden units, T=5 steps,
+Q=6 outputs (every axis its own size); truncation tau=2. Conventions: the
+loss is the mean over the B T tokens; the loss term of step t reaches
+steps t-tau+1 .. t; clipping scales all five summed gradients by one
+factor, min(1, theta / ||g||).
+
+Every gradient is judged against values the judge computes itself in
+float64: the grader's own derivation (one share per loss term and step,
+summed), and `tf.GradientTape` on the same forward pass (for tau, each
+loss term's chain restarted from a constant state tau steps back: a
+stop-gradient). The full gradient is also checked against centred
+differences of the student's own loss.
+"""
+
+from functools import partial
+
+import numpy as np
+import pytest
+
+from graders.lib.contract import expect_value_errors
+from graders.lib.judge import Mistake
+from graders.lib.judge import expect_close
+from graders.lib.judge import mistake_outputs
+from graders.lib.probes import value_errors
+from graders.lib.references import softmax
+from graders.lib.tolerances import GRAD
+from graders.lib.tolerances import GRAD_EPS
+from m2t.grading.probe import Lesson
+
+lesson = Lesson("l22_bptt")
+B, D, U, T, Q = 2, 3, 4, 5, 6
+TAU = 2
+KEYS = ("W_xh", "W_hh", "b_h", "W_hq", "b_q")
+RECURRENT = KEYS[:3]
+
+# ---------------------------------------------------------------- mistakes
+NOT_TRANSPOSED = Mistake(
+    "bptt_recurrent_not_transposed",
+    "the gradient goes back a step as dA_s W_hh instead of dA_s W_hh^T: "
+    "H_s = tanh(H_{s-1} W_hh + ...), so dH_{s-1} = dA_s W_hh^T (W_hh is "
+    "square, so the shapes cannot tell).",
+)
+RECURRENT_DROPPED = Mistake(
+    "bptt_recurrent_term_dropped",
+    "no gradient flows from H_s back to H_{s-1}: each loss term reaches "
+    "only its own step; the recurrent term dH_{s-1} = dA_s W_hh^T carries "
+    "it further back.",
+)
+NOT_ACCUMULATED = Mistake(
+    "bptt_not_accumulated",
+    "each step's share overwrites the gradient instead of adding to it: "
+    "the weights are the same at every step, so their gradient is the sum "
+    "of every step's share.",
+)
+NO_TANH_SLOPE = Mistake(
+    "bptt_no_tanh_derivative",
+    "the gradient goes through H_s = tanh(A_s) without tanh's slope: "
+    "dA_s = dH_s * (1 - H_s^2).",
+)
+TRUNCATION_IGNORED = Mistake(
+    "truncation_ignored",
+    "tau is ignored: with tau given, the loss term of step t reaches only "
+    "steps t-tau+1 .. t (d2l's regular truncation), not every step back.",
+)
+TRUNCATION_OFF_BY_ONE = Mistake(
+    "truncation_off_by_one",
+    "the truncation keeps tau + 1 steps: the loss term of step t reaches "
+    "tau steps, t-tau+1 .. t, the direct one included.",
+)
+CLIP_BEFORE_SUM = Mistake(
+    "clip_before_summing",
+    "each step's share is clipped before the shares are summed: clip once, "
+    "the summed gradients of all five weights together.",
+)
+CE_BATCH_ONLY = Mistake(
+    "sequence_ce_divided_by_batch_only",
+    "dlogits is divided by B, not B T: the loss is the mean over all B T "
+    "tokens (d2l's 1/T sum over the steps, averaged over the batch).",
+)
+MISTAKES = (
+    NOT_TRANSPOSED,
+    RECURRENT_DROPPED,
+    NOT_ACCUMULATED,
+    NO_TANH_SLOPE,
+    TRUNCATION_IGNORED,
+    TRUNCATION_OFF_BY_ONE,
+    CLIP_BEFORE_SUM,
+    CE_BATCH_ONLY,
+)
+CHAIN_MISTAKES = (
+    NOT_TRANSPOSED,
+    RECURRENT_DROPPED,
+    NOT_ACCUMULATED,
+    NO_TANH_SLOPE,
+)
+TRUNCATION_MISTAKES = (
+    *CHAIN_MISTAKES,
+    TRUNCATION_IGNORED,
+    TRUNCATION_OFF_BY_ONE,
+)
+
+
+# --------------------------------------------- float64 references (NumPy)
+def ref_states(X, H0, params):
+    """[H_0, H_1, ..., H_T], each (B, U), and the logits (B, T, Q)."""
+    X = np.asarray(X, np.float64)
+    states = [np.asarray(H0, np.float64)]
+    for t in range(X.shape[1]):
+        pre = np.einsum("bd,du->bu", X[:, t], params["W_xh"])
+        pre += np.einsum("bv,vu->bu", states[-1], params["W_hh"])
+        states.append(np.tanh(pre + params["b_h"]))
+    hidden = np.stack(states[1:], axis=1)  # (B, T, U)
+    logits = np.einsum("btu,uq->btq", hidden, params["W_hq"]) + params["b_q"]
+    return states, logits
+
+
+def _shares(X, states, params, dO, tau, mistake=None):
+    """{(t, s): [dW_xh, dW_hh, db_h]}: what the loss term of step t gives
+    the recurrent weights at step s, in the order t = 0.., s = t, t-1, ..."""
+    reach = {TRUNCATION_IGNORED: None, RECURRENT_DROPPED: 1}.get(mistake, tau)
+    reach = X.shape[1] if reach is None else reach
+    reach += mistake is TRUNCATION_OFF_BY_ONE
+    back = "bu,uv->bv" if mistake is NOT_TRANSPOSED else "bu,vu->bv"
+    out = {}
+    for t in range(X.shape[1]):
+        g = np.einsum("bq,uq->bu", dO[:, t], params["W_hq"])
+        for s in range(t, max(t - reach, -1), -1):
+            if mistake is not NO_TANH_SLOPE:
+                g = g * (1 - states[s + 1] ** 2)
+            out[t, s] = [
+                np.einsum("bd,bu->du", X[:, s], g),
+                np.einsum("bv,bu->vu", states[s], g),
+                np.einsum("bu->u", g),
+            ]
+            g = np.einsum(back, g, params["W_hh"])
+    return out
+
+
+def ref_clip(grads, theta):
+    total = np.sqrt(sum(float((g * g).sum()) for g in grads.values()))
+    factor = 1.0 if total <= theta else theta / total
+    return {k: g * factor for k, g in grads.items()}
+
+
+def ref_backward(X, H0, params, dO, tau=None, theta=None, mistake=None):
+    """The five gradients, given dL/dlogits `dO` (B, T, Q)."""
+    X, dO = np.asarray(X, np.float64), np.asarray(dO, np.float64)
+    states, _ = ref_states(X, H0, params)
+    shares = list(_shares(X, states, params, dO, tau, mistake).values())
+    if mistake is CLIP_BEFORE_SUM:
+        shares = [
+            list(ref_clip(dict(zip(RECURRENT, s, strict=True)), theta).values())
+            for s in shares
+        ]
+    if mistake is NOT_ACCUMULATED:  # only the last share is left
+        recurrent = shares[-1]
+    else:
+        recurrent = [sum(s[i] for s in shares) for i in range(3)]
+    hidden = np.stack(states[1:], axis=1)
+    grads = dict(zip(RECURRENT, recurrent, strict=True))
+    grads["W_hq"] = np.einsum("btu,btq->uq", hidden, dO)
+    grads["b_q"] = np.einsum("btq->q", dO)
+    return grads if theta is None else ref_clip(grads, theta)
+
+
+def ref_cross_entropy(logits, Y, mistake=None):
+    """(mean loss over the B T tokens, dlogits)."""
+    z = np.asarray(logits, np.float64)
+    probs = softmax(z)
+    onehot = np.eye(z.shape[-1])[np.asarray(Y)]
+    loss = float(-(np.log(probs) * onehot).sum() / np.asarray(Y).size)
+    n = len(z) if mistake is CE_BATCH_ONLY else np.asarray(Y).size
+    return loss, (probs - onehot) / n
+
+
+# ------------------------------------ float64 references (tf.GradientTape)
+def tape_backward(X, H0, params, dO, tau=None):
+    """The tape's gradients of sum(logits * dO); with tau, each loss term's
+    chain starts from the constant state tau steps back (a stop-gradient),
+    so only the steps t-tau+1 .. t are differentiated."""
+    import tensorflow as tf
+
+    states, _ = ref_states(X, H0, params)
+    reach = T if tau is None else tau
+    w = {k: tf.Variable(np.asarray(v, np.float64)) for k, v in params.items()}
+    x = tf.constant(np.asarray(X, np.float64))
+    with tf.GradientTape() as tape:
+        total = tf.constant(0.0, tf.float64)
+        for t in range(T):
+            start = max(t - reach + 1, 0)
+            h = tf.constant(states[start])  # the state before step `start`
+            for s in range(start, t + 1):
+                h = tf.tanh(x[:, s] @ w["W_xh"] + h @ w["W_hh"] + w["b_h"])
+            out = h @ w["W_hq"] + w["b_q"]
+            total += tf.reduce_sum(out * dO[:, t])
+    grads = tape.gradient(total, w)
+    return {k: np.asarray(grads[k]) for k in KEYS}
+
+
+def tape_cross_entropy(logits, Y):
+    import tensorflow as tf
+
+    z = tf.constant(np.asarray(logits, np.float64))
+    with tf.GradientTape() as tape:
+        tape.watch(z)
+        loss = tf.reduce_mean(
+            tf.nn.sparse_softmax_cross_entropy_with_logits(
+                labels=tf.constant(Y), logits=z
+            )
+        )
+    return float(loss), np.asarray(tape.gradient(loss, z))
+
+
+_diagnoses = partial(mistake_outputs, mistakes=MISTAKES)
+
+
+# ------------------------------------------------------------------ probes
+@lesson.probe
+def run_forward(m, X, H0, params):
+    logits, _ = m.rnn_forward(X, H0, params)
+    return logits
+
+
+@lesson.probe
+def run_backward(m, X, H0, params, dO, tau, theta):
+    _, cache = m.rnn_forward(X, H0, params)
+    grads = m.rnn_backward(dO, cache, tau, theta)
+    return {k: np.asarray(grads[k]) for k in KEYS}
+
+
+@lesson.probe
+def run_cross_entropy(m, logits, Y):
+    loss, dlogits = m.sequence_cross_entropy(logits, Y)
+    return float(loss), dlogits
+
+
+@lesson.probe
+def run_clip(m, grads, theta):
+    return {
+        k: np.asarray(v) for k, v in m.clip_by_global_norm(grads, theta).items()
+    }
+
+
+@lesson.probe
+def run_loss_and_moved(m, X, Y, H0, params, key):
+    """The student's loss and gradients, and the loss with each entry of
+    params[key] moved by +-GRAD_EPS: (2, *shape); the judge differences."""
+    loss, grads = m.rnn_loss_and_grads(X, Y, H0, params)
+    start = np.asarray(params[key], np.float64)
+    moved = np.zeros((2, *start.shape))
+    for index in np.ndindex(start.shape):
+        for side, step in enumerate((GRAD_EPS, -GRAD_EPS)):
+            w = start.copy()
+            w[index] += step
+            moved[(side, *index)] = m.rnn_loss_and_grads(
+                X, Y, H0, {**params, key: w}
+            )[0]
+    return float(loss), np.asarray(grads[key]), moved
+
+
+@lesson.probe
+def run_errors(m, X, H0, params):
+    _, cache = m.rnn_forward(X, H0, params)
+    dO = np.zeros((B, T, Q))
+    return value_errors(
+        {
+            "tau": lambda: m.rnn_backward(dO, cache, tau=0),
+            "theta": lambda: m.clip_by_global_norm({"w": np.ones(2)}, -1.0),
+            "logits": lambda: m.sequence_cross_entropy(
+                np.zeros((B, Q)), np.zeros(B, "int64")
+            ),
+            "Y": lambda: m.sequence_cross_entropy(
+                np.zeros((B, T, Q)), np.zeros((B, T + 1), "int64")
+            ),
+        }
+    )
+
+
+# ------------------------------------------------------------------ inputs
+def _inputs(rng):
+    """X (B, T, D), H0 (B, U), the weights (scaled so the tanh is neither
+    saturated nor linear) and a cotangent dO (B, T, Q)."""
+    params = {
+        "W_xh": rng.standard_normal((D, U)) * 0.8,
+        "W_hh": rng.standard_normal((U, U)) * 0.6,
+        "b_h": rng.standard_normal(U) * 0.3,
+        "W_hq": rng.standard_normal((U, Q)) * 0.8,
+        "b_q": rng.standard_normal(Q) * 0.3,
+    }
+    X = rng.standard_normal((B, T, D))
+    H0 = rng.standard_normal((B, U)) * 0.5
+    return X, H0, params, rng.standard_normal((B, T, Q))
+
+
+def _check_grads(got, X, H0, params, dO, tau, theta, mistakes, what):
+    expected = ref_backward(X, H0, params, dO, tau, theta)
+    tape = tape_backward(X, H0, params, dO, tau)
+    if theta is not None:
+        tape = ref_clip(tape, theta)
+    for key in KEYS:
+        expect_close(
+            got[key],
+            expected[key],
+            f"{what}: d{key}",
+            tol=GRAD,
+            diagnoses=_diagnoses(
+                ref_backward,
+                X,
+                H0,
+                params,
+                dO,
+                tau,
+                theta,
+                mistakes=mistakes,
+                pick=lambda out, k=key: out[k],
+                skip_right=True,
+            ),
+            hint="each weight's gradient is the sum of every step's share.",
+        )
+        expect_close(
+            got[key], tape[key], f"{what}: d{key} vs tf.GradientTape", tol=GRAD
+        )
+
+
+# ------------------------------------------------------------------ checks
+def test_forward_matches_reference(rng):
+    X, H0, params, _ = _inputs(rng)
+    _, expected = ref_states(X, H0, params)
+    expect_close(
+        run_forward(X, H0, params),
+        expected,
+        "rnn_forward logits (B, T, Q)",
+        tol=GRAD,
+        hint="H_t = tanh(X_t W_xh + H_{t-1} W_hh + b_h), O_t = H_t W_hq + b_q.",
+    )
+
+
+@pytest.mark.points(2)
+def test_sequence_cross_entropy(rng):
+    logits = rng.standard_normal((B, T, Q)) * 2
+    logits[0, 1] += 1e4  # stays finite
+    Y = rng.integers(0, Q, size=(B, T))
+    loss, dlogits = run_cross_entropy(logits, Y)
+    ref_loss, ref_grad = ref_cross_entropy(logits, Y)
+    tape_loss, tape_grad = tape_cross_entropy(logits, Y)
+    expect_close(loss, ref_loss, "the mean loss over the B T tokens", tol=GRAD)
+    expect_close(loss, tape_loss, "the loss vs TensorFlow's", tol=GRAD)
+    expect_close(
+        dlogits,
+        ref_grad,
+        "dL/dlogits (B, T, Q)",
+        tol=GRAD,
+        diagnoses=_diagnoses(
+            ref_cross_entropy, logits, Y, mistakes=(CE_BATCH_ONLY,), part=1
+        ),
+        hint="(softmax - onehot) / (B T).",
+    )
+    expect_close(dlogits, tape_grad, "dL/dlogits vs tf.GradientTape", tol=GRAD)
+    expect_value_errors(run_errors(*_inputs(rng)[:3]))
+
+
+@pytest.mark.points(3)
+def test_full_bptt(rng):
+    X, H0, params, dO = _inputs(rng)
+    got = run_backward(X, H0, params, dO, None, None)
+    _check_grads(
+        got, X, H0, params, dO, None, None, CHAIN_MISTAKES, "full BPTT"
+    )
+
+
+@pytest.mark.points(3)
+def test_truncated_bptt(rng):
+    X, H0, params, dO = _inputs(rng)
+    got = run_backward(X, H0, params, dO, TAU, None)
+    _check_grads(
+        got,
+        X,
+        H0,
+        params,
+        dO,
+        TAU,
+        None,
+        TRUNCATION_MISTAKES,
+        f"BPTT truncated at tau={TAU}",
+    )
+
+
+def test_clip_by_global_norm(rng):
+    grads = {"a": rng.standard_normal((3, 2)), "b": rng.standard_normal(5)}
+    for theta in (0.5, 100.0):
+        expect_close(
+            run_clip(grads, theta)["a"],
+            ref_clip(grads, theta)["a"],
+            f"clip_by_global_norm(theta={theta}) of 'a'",
+            tol=GRAD,
+            hint="one factor min(1, theta / ||g||) for all the arrays.",
+        )
+    zeros = {"a": np.zeros((3, 2)), "b": np.zeros(5)}
+    expect_close(
+        run_clip(zeros, 1.0)["b"], zeros["b"], "clipping all-zero gradients"
+    )
+
+
+@pytest.mark.points(2)
+def test_clipping_after_summing(rng):
+    X, H0, params, dO = _inputs(rng)
+    theta = 0.2
+    got = run_backward(X, H0, params, dO, None, theta)
+    _check_grads(
+        got,
+        X,
+        H0,
+        params,
+        dO,
+        None,
+        theta,
+        (CLIP_BEFORE_SUM, *CHAIN_MISTAKES),
+        f"full BPTT clipped to theta={theta}",
+    )
+
+
+@pytest.mark.parametrize("key", ["W_hh", "b_h"])
+def test_gradient_matches_centred_differences(rng, key):
+    X, H0, params, _ = _inputs(rng)
+    Y = rng.integers(0, Q, size=(B, T))
+    _, grad, moved = run_loss_and_moved(X, Y, H0, params, key)
+    expect_close(
+        grad,
+        (moved[0] - moved[1]) / (2 * GRAD_EPS),
+        f"rnn_loss_and_grads d{key} vs centred differences of your loss",
+        tol=GRAD,
+    )

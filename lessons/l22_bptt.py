@@ -1,0 +1,176 @@
+# Your exercise file: replace each `raise NotImplementedError` below its
+# TODO with your code, then run `m2t grade l22`.
+# (Generated from solutions/l22_bptt.py by `m2t make-lessons`.)
+"""Lesson 22: backpropagation through time (通过时间反向传播), by hand.
+
+Lesson 08's RNN, unrolled over T steps, differentiated step by step. With
+inputs X_t (B, D) (one-hot tokens in lesson 08, where D = V) and the state
+H_0 given:
+
+    A_t = X_t W_xh + H_{t-1} W_hh + b_h,    H_t = tanh(A_t)      (B, U)
+    O_t = H_t W_hq + b_q                                        (B, Q)
+    L   = (1 / (B T)) sum_{b, t} [logsumexp(o_bt) - o_bt[y_bt]]
+
+W_xh (D, U), W_hh (U, U), b_h (U,), W_hq (U, Q), b_q (Q,): the same weights
+at every step, so each weight's gradient is a sum over the steps. L is the
+mean over all B T tokens (d2l's 1/T sum_t, averaged over the batch too):
+
+    dO_t = (softmax(O_t) - onehot(Y_t)) / (B T)                 (B, Q)
+    dW_hq = sum_t H_t^T dO_t         db_q = sum_t (the rows of dO_t summed)
+
+The loss term of step t reaches the recurrent weights through H_t, then
+through H_{t-1}, H_{t-2}, ... (d2l 9.7.2: powers of W_hh^T):
+
+    dH_t <- dO_t W_hq^T                  (B, U), the term's own output
+    for s = t, t-1, ...:
+        dA_s = dH_s * (1 - H_s^2)        (B, U), tanh' = 1 - tanh^2
+        dW_xh += X_s^T dA_s    dW_hh += H_{s-1}^T dA_s    db_h += rows of dA_s
+        dH_{s-1} = dA_s W_hh^T           (B, U), one step further back
+
+Truncation (截断, d2l 9.7.1.1, "regular truncation"): the sum over s is cut
+after tau steps: the loss term of step t reaches steps s = t, t-1, ...,
+t-tau+1 only (H_{t-tau} is treated as a constant), so
+
+    dH_t/dw ~ sum_{i=t-tau+1}^{t} (prod_{j=i+1}^{t} dH_j/dH_{j-1}) df_i/dw.
+
+tau = None (or tau >= T) is the full gradient; tau = 1 keeps only each
+step's direct term. The output layer's gradients are not truncated.
+
+Gradient clipping (梯度裁剪, d2l 9.5): once the five gradients are summed,
+scale them all together by min(1, theta / ||g||), with ||g|| the L2 norm of
+all five as one vector. Clipping each step's share before summing is a
+different (and wrong) update.
+
+NumPy, like lesson 21: no tape computes anything for you. The grader checks
+your gradients against its own float64 derivation and against
+`tf.GradientTape` (truncation there: a stop-gradient tau steps back).
+
+Reference: d2l 8.7 (9.7), "Backpropagation through time"; 8.5 (9.5) for
+the clipping.
+"""
+
+import numpy as np
+
+KEYS = ("W_xh", "W_hh", "b_h", "W_hq", "b_q")
+"""The weights of the RNN, in lesson 08's order."""
+
+
+def rnn_forward(X, H0, params):
+    """The RNN of the module docstring over T steps, keeping a cache.
+
+    Args:
+        X: `(B, T, D)` inputs (one-hot tokens, or any features).
+        H0: `(B, U)` the state before the first step.
+        params: dict with the five weights of `KEYS`.
+
+    Returns:
+        `(logits, cache)`: the O_t stacked on axis 1, `(B, T, Q)`, and what
+        `rnn_backward` needs (yours to choose).
+    """
+    X = np.asarray(X, np.float64)
+    H = np.asarray(H0, np.float64)
+    if X.ndim != 3:
+        raise ValueError(f"`X` must have shape (B, T, D), got {X.shape}")
+    W_xh, W_hh, b_h, W_hq, b_q = (
+        np.asarray(params[k], np.float64) for k in KEYS
+    )
+    # TODO(l22): the module docstring's recurrence for t = 1 .. T, from H_0 =
+    #   H0: X (B, T, D) -> H_t (B, U) each -> logits (B, T, Q), the O_t in time
+    #   order on axis 1. Keep in `cache` what rnn_backward needs: the inputs,
+    #   every state H_0 .. H_T and the weights its chain rule multiplies by.
+    #   Return (logits, cache). Our solution is about 7 lines.
+    raise NotImplementedError("l22: rnn_forward")
+
+
+def sequence_cross_entropy(logits, Y):
+    """The mean softmax cross-entropy over all B T tokens, and its gradient.
+
+    Args:
+        logits: `(B, T, Q)` unnormalised scores.
+        Y: `(B, T)` integer labels in `[0, Q)`.
+
+    Returns:
+        `(loss, dlogits)`: the float L of the module docstring and
+        dL/dlogits `(B, T, Q)`.
+    """
+    logits = np.asarray(logits, np.float64)
+    Y = np.asarray(Y)
+    if logits.ndim != 3:
+        raise ValueError(
+            f"`logits` must have shape (B, T, Q), got shape {logits.shape}"
+        )
+    if Y.shape != logits.shape[:2]:
+        raise ValueError(
+            f"`Y` must have shape {logits.shape[:2]}, got shape {Y.shape}"
+        )
+    # TODO(l22): L = the mean over the B T tokens of logsumexp(o_bt) -
+    #   o_bt[y_bt], and dO = (softmax(O) - onehot(Y)) / (B T): logits (B, T,
+    #   Q), Y (B, T) -> loss float, dlogits (B, T, Q). Stable for logits of
+    #   1e4. Return (loss, dlogits). Our solution is about 7 lines.
+    raise NotImplementedError("l22: sequence_cross_entropy")
+
+
+def clip_by_global_norm(grads, theta: float):
+    """Scale every gradient by `min(1, theta / ||g||)`, one factor for all.
+
+    Args:
+        grads: dict name -> array (any shapes).
+        theta: float > 0, the largest norm allowed.
+
+    Returns:
+        dict with the same keys and shapes; unchanged when `||g|| <=
+        theta`, where `||g||` is the L2 norm of all the arrays together.
+    """
+    if not theta > 0:
+        raise ValueError(f"`theta` must be positive, got {theta!r}")
+    # TODO(l22): g <- min(1, theta / ||g||) g, ||g|| the L2 norm of ALL the
+    #   arrays as one vector (one number): grads dict[name -> (...)] ->
+    #   dict[name -> (...)], the same keys and shapes. All-zero gradients
+    #   come back as they are (no NaN). Our solution is about 3 lines.
+    raise NotImplementedError("l22: clip_by_global_norm")
+
+
+def rnn_backward(dlogits, cache, tau: int | None = None, theta=None):
+    """Backpropagation through time: the gradients of the five weights.
+
+    Args:
+        dlogits: `(B, T, Q)`, dL/dlogits.
+        cache: what `rnn_forward` returned beside the logits.
+        tau: int >= 1, the truncation (the loss term of step t reaches
+            steps t-tau+1 .. t), or None for the full gradient.
+        theta: float > 0, clip the summed gradients to this global norm,
+            or None for no clipping.
+
+    Returns:
+        dict with the keys of `KEYS`, each dL/d(that weight), of its shape.
+    """
+    dlogits = np.asarray(dlogits, np.float64)
+    if tau is not None and (int(tau) != tau or tau < 1):
+        raise ValueError(f"`tau` must be an int >= 1 or None, got {tau!r}")
+    if theta is not None and not theta > 0:
+        raise ValueError(f"`theta` must be positive or None, got {theta!r}")
+    # TODO(l22): the module docstring's backward pass: for each step t, the
+    #   output layer's share of dO_t (B, Q), then dH_t (B, U) sent back
+    #   through the tau most recent steps s = t, t-1, ..., t-tau+1 (and s >=
+    #   1), adding each step's share to dW_xh (D, U), dW_hh (U, U), db_h
+    #   (U,); tau = None means every step back to the first. Then, when theta
+    #   is given, clip the summed gradients with clip_by_global_norm. dlogits
+    #   (B, T, Q) -> grads dict[each name of KEYS -> its weight's shape].
+    #   Our solution is about 18 lines.
+    raise NotImplementedError("l22: rnn_backward")
+
+
+def rnn_loss_and_grads(X, Y, H0, params, tau=None, theta=None):
+    """The loss of the RNN on a batch of sequences and its gradients.
+
+    Args:
+        X: `(B, T, D)` inputs; Y: `(B, T)` labels; H0: `(B, U)` the state
+            before the first step; params: the five weights of `KEYS`.
+        tau, theta: as `rnn_backward` takes them.
+
+    Returns:
+        `(loss, grads)`: the float L and the dict of the five gradients.
+    """
+    logits, cache = rnn_forward(X, H0, params)
+    loss, dlogits = sequence_cross_entropy(logits, Y)
+    return loss, rnn_backward(dlogits, cache, tau, theta)
