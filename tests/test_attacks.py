@@ -363,7 +363,7 @@ def test_the_judge_keeps_its_memory_its_time_and_its_report(tmp_path):
         SOLUTION["l16_attention_scoring"] + (ATTACKS / "judge.py").read_text()
     )
     report, junit = tmp_path / "results.json", tmp_path / "junit.xml"
-    lesson_limit, probe_limit = 60, 4
+    lesson_limit, probe_limit = 75, 4
     result, (seconds, peak_mb) = grade(
         "15",
         "16",
@@ -397,8 +397,8 @@ def test_the_judge_keeps_its_memory_its_time_and_its_report(tmp_path):
     assert "File too large" in by[f"{weights}[valid_lens_BT]"]
     dot = "test_dot_product_attention_matches_reference[valid_lens_B]"
     assert "timed out after 4 s" in by[dot]
-    additive = "test_additive_attention_matches_reference[valid_lens_B]"
-    assert "code 139 (SIGSEGV)" in by[additive]
+    segfault = "test_zero_valid_length_gives_all_zero_row"
+    assert "code 139 (SIGSEGV)" in by[segfault]
     print(f"judge peak {peak_mb:.0f} MB, {seconds:.1f} s")
     assert peak_mb < 1500
     # The budget: charged once, restarts included, never over the wall time.

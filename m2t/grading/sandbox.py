@@ -445,19 +445,23 @@ class SandboxRunner:
         try:
             # The first worker of a lesson is the judge's cost; a restart
             # the lesson's code caused is the lesson's.
-            worker = self._worker_for(
-                module, min(READY_SECONDS, left) if restarted else READY_SECONDS
-            )
-            if not restarted:
-                start = time.monotonic()
-            return self._call(worker, module, tag, fn, args, kwargs, left)
-        except RuntimeError as exc:
-            if restarted and not isinstance(exc, SandboxError):
+            try:
+                worker = self._worker_for(
+                    module,
+                    min(READY_SECONDS, left) if restarted else READY_SECONDS,
+                )
+            except SandboxError:
+                raise
+            except RuntimeError:
+                if not restarted:
+                    raise
                 raise StudentError(
                     f"{tag}: the lesson's time limit ({self.lesson_timeout:g}"
                     " s) ran out while the grading process restarted"
                 ) from None
-            raise
+            if not restarted:
+                start = time.monotonic()
+            return self._call(worker, module, tag, fn, args, kwargs, left)
         finally:
             self.spent[module] = self.spent.get(module, 0.0) + (
                 time.monotonic() - start
