@@ -227,7 +227,12 @@ def grade_roster(
     """
     if jobs < 1:
         raise ValueError(f"-j {jobs}: at least 1 submission at a time")
-    students = read(roster)
+    here = Path(out).resolve()
+    students = {  # an output folder inside the roster is no submission
+        name: path
+        for name, path in read(roster).items()
+        if Path(path).resolve() != here
+    }
     folder = Path(out) / "students"
     folder.mkdir(parents=True, exist_ok=True)
     tags = [x.tag for x in lessons]
