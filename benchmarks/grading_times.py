@@ -125,7 +125,7 @@ def table(rows: list[tuple[object, dict | None, str]]) -> list[str]:
     out = [
         "| lesson | checks | points | `import tensorflow`, CPU "
         "| cold `m2t grade`, CPU | grade / import | regrade (watch), CPU "
-        "| slowest check (regrade) | load | on solutions |",
+        "| slowest check (regrade, wall) | load | on solutions |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | --- |",
     ]
     for lesson, data, why in rows:
