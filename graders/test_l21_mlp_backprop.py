@@ -233,6 +233,12 @@ def run_mlp_moved_losses(m, X, y, params, key):
 def run_errors(m):
     return value_errors(
         {
+            "X": lambda: m.linear_forward(
+                np.zeros((B, D + 1)), np.zeros((D, U)), np.zeros(U)
+            ),
+            "b": lambda: m.linear_forward(
+                np.zeros((B, D)), np.zeros((D, U)), np.zeros(U + 1)
+            ),
             "logits": lambda: m.softmax_cross_entropy_loss(
                 np.zeros((B, Q, 1)), np.zeros(B, "int64")
             ),

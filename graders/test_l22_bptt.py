@@ -268,6 +268,7 @@ def run_errors(m, X, H0, params):
     return value_errors(
         {
             "tau": lambda: m.rnn_backward(dO, cache, tau=0),
+            "H0": lambda: m.rnn_forward(X, H0[:, :-1], params),
             "theta": lambda: m.clip_by_global_norm({"w": np.ones(2)}, -1.0),
             "logits": lambda: m.sequence_cross_entropy(
                 np.zeros((B, Q)), np.zeros(B, "int64")

@@ -74,6 +74,11 @@ def rnn_forward(X, H0, params):
     W_xh, W_hh, b_h, W_hq, b_q = (
         np.asarray(params[k], np.float64) for k in KEYS
     )
+    if H.shape != (X.shape[0], W_hh.shape[0]):
+        raise ValueError(
+            f"`H0` must have shape (B, U) = {(X.shape[0], W_hh.shape[0])}, "
+            f"got {H.shape}"
+        )
     # TODO(l22): the module docstring's recurrence for t = 1 .. T, from H_0 =
     #   H0: X (B, T, D) -> H_t (B, U) each -> logits (B, T, Q), the O_t in time
     #   order on axis 1. Keep in `cache` what rnn_backward needs: the inputs,

@@ -50,6 +50,13 @@ def linear_forward(X, W, b):
         `linear_backward` will need (yours to choose).
     """
     X, W, b = (np.asarray(a, np.float64) for a in (X, W, b))
+    if W.ndim != 2 or X.ndim != 2 or X.shape[1] != W.shape[0]:
+        raise ValueError(
+            f"`X` (B, D) and `W` (D, U) must agree on D, got shapes "
+            f"{X.shape} and {W.shape}"
+        )
+    if b.shape != W.shape[1:]:
+        raise ValueError(f"`b` must have shape {W.shape[1:]}, got {b.shape}")
     # TODO(l21): O = X W + b: X (B, D), W (D, U), b (U,) -> O (B, U), the bias
     #   added to every row. Keep in `cache` what linear_backward needs to turn
     #   dO into dX, dW and db (read its docstring first). Return (O, cache).

@@ -90,6 +90,16 @@ def test_list_shows_every_lesson_in_order(m2t):
     assert tags == [lesson.tag for lesson in curriculum.lessons()]
 
 
+def test_check_numbers_follow_the_course_not_the_ids():
+    """Gradescope sorts the checks by `number`: lesson 21 (backpropagation
+    by hand) sits right after lesson 01, the question list last."""
+    lessons = curriculum.lessons()
+    numbers = [curriculum.number(x) for x in lessons]
+    assert numbers == list(range(1, len(lessons) + 1))
+    first, backprop = curriculum.find("01"), curriculum.find("21")
+    assert curriculum.number(backprop) == curriculum.number(first) + 1
+
+
 @pytest.mark.parametrize(
     "argv",
     [
