@@ -8,8 +8,9 @@
   of the machine; and every process it starts dies with it (the PID
   namespace ends when its first process does).
 * `unprivileged`: the worker never runs as root. Where the grader is root,
-  the worker drops to uid/gid 65534 before it loads anything of the
-  student's; otherwise it keeps the grader's own (unprivileged) uid.
+  the worker drops to a uid and gid of its own (`WORKER_UIDS`) before it
+  loads anything of the student's; otherwise it keeps the grader's own
+  (unprivileged) uid.
 * `landlock`: Linux Landlock (`m2t.grading.landlock`) limits its reads and
   writes to named trees, forbids TCP, and scopes its signals, ptrace and
   abstract unix sockets to itself.
@@ -25,6 +26,7 @@ which and why, and the grader refuses unless told to grade anyway.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import os
@@ -38,7 +40,13 @@ from typing import Any
 
 LAYERS = ("namespaces", "unprivileged", "landlock", "seccomp")
 SANDBOX_UID = 65534
-"""The uid and gid a worker runs as where the grader is root (nobody)."""
+"""The uid and gid inside a user namespace (the grader is not root)."""
+
+WORKER_UIDS = range(200_000, 265_536)
+"""Where the grader is root, each worker drops to a uid (and gid) of its
+own from this range, no account's: its process limit counts only its own
+processes, and workers of grades running side by side cannot touch each
+other."""
 
 TMP_BYTES = 256 << 20
 """The worker's temporary folder (a tmpfs inside its namespaces)."""
@@ -137,8 +145,8 @@ def missing_layers() -> dict[str, str]:
     if "namespaces" in missing and grader_is_root():
         missing.setdefault(
             "unprivileged",
-            "the grader runs as root and drops to uid "
-            f"{SANDBOX_UID} only inside bubblewrap's namespaces",
+            "the grader runs as root and drops to a worker's own uid only "
+            "inside bubblewrap's namespaces",
         )
     if landlock.abi_version() == 0:
         missing["landlock"] = "the kernel has no Landlock (Linux 5.13+)"
@@ -206,8 +214,8 @@ def bwrap_argv(
     `tmp`, an own /proc and a /dev of `DEVICES`.
 
     `drop`: the grader is root; the worker keeps CAP_SETUID/CAP_SETGID
-    only to drop to `SANDBOX_UID` itself. Otherwise a user namespace maps
-    the grader's uid to `SANDBOX_UID` inside.
+    only to drop to a uid of `WORKER_UIDS` itself. Otherwise a user
+    namespace maps the grader's uid to `SANDBOX_UID` inside.
     """
     argv = [
         bwrap,
@@ -238,6 +246,20 @@ def bwrap_argv(
     if tmp:
         argv += ["--size", str(tmp_bytes), "--perms", "1777", "--tmpfs", tmp]
     return argv
+
+
+def free_uid() -> int:
+    """A uid of `WORKER_UIDS` that no process has now."""
+    import random
+
+    taken = set()
+    for entry in os.listdir("/proc"):
+        with contextlib.suppress(OSError):
+            taken.add(os.stat(f"/proc/{entry}").st_uid)
+    while True:
+        uid = random.choice(WORKER_UIDS)
+        if uid not in taken:
+            return uid
 
 
 def process_limit(uid: int) -> int:
@@ -271,15 +293,21 @@ def describe(missing: dict[str, str]) -> list[str]:
 
 
 # ------------------------------------------------------ inside the worker
-def drop_root() -> None:
-    """Where the worker started as root (inside bubblewrap): become
-    `SANDBOX_UID` for good (setuid from root to another uid clears every
-    capability)."""
+def drop_root(uid: int) -> None:
+    """Where the worker started as root (inside bubblewrap): become `uid`
+    (and gid `uid`) for good; setuid from root to another uid clears every
+    capability.
+
+    Raises:
+        ValueError: `uid` is 0.
+    """
+    if uid == 0:
+        raise ValueError(f"uid={uid}: a worker never runs as root")
     if os.getuid() != 0 and os.geteuid() != 0:
         return
     os.setgroups([])
-    os.setresgid(SANDBOX_UID, SANDBOX_UID, SANDBOX_UID)
-    os.setresuid(SANDBOX_UID, SANDBOX_UID, SANDBOX_UID)
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
 
 
 def set_limits(memory_bytes: int, processes: int) -> None:

@@ -239,7 +239,7 @@ class _Worker:
         missing = confine.missing_layers()
         namespaces = "namespaces" not in missing
         drop = namespaces and confine.grader_is_root()
-        uid = confine.SANDBOX_UID if drop else os.getuid()
+        uid = confine.free_uid() if drop else os.getuid()
         command = [
             sys.executable,
             "-I",
@@ -252,7 +252,7 @@ class _Worker:
             str(memory_mb),
             str(confine.process_limit(uid)),
             str(ROOT),
-            "drop" if drop else "keep",
+            str(uid) if drop else "keep",
             ",".join(
                 layer for layer in ("landlock", "seccomp") if layer in missing
             ),
@@ -570,8 +570,8 @@ def describe_missing(missing: dict[str, str]) -> str:
 def worker_main() -> None:
     """The worker's loop (runs in the confined process)."""
     code, folder, tmp, memory_mb, nproc, repo, drop, skip = sys.argv[1:9]
-    if drop == "drop":  # root inside bubblewrap: become nobody first
-        confine.drop_root()
+    if drop != "keep":  # root inside bubblewrap: a uid of its own first
+        confine.drop_root(int(drop))
     proto_in = os.fdopen(os.dup(0), "rb", buffering=0)
     proto_out = os.fdopen(os.dup(1), "wb", buffering=0)
     devnull = os.open(os.devnull, os.O_RDWR)
