@@ -80,7 +80,7 @@ def rnn_forward(X, H0, params):
     #   H0: X (B, T, D) -> H_t (B, U) each -> logits (B, T, Q), the O_t in time
     #   order on axis 1. Keep in `cache` what rnn_backward needs: the inputs,
     #   every state H_0 .. H_T and the weights its chain rule multiplies by.
-    #   Return (logits, cache). Our solution is about 7 lines.
+    #   Return (logits, cache). Our solution is about 8 lines.
     # BEGIN SOLUTION
     states = [H]  # H_0, then H_1 .. H_T
     outputs = []
@@ -179,7 +179,7 @@ def rnn_backward(dlogits, cache, tau: int | None = None, theta=None):
     #   (U,); tau = None means every step back to the first. Then, when theta
     #   is given, clip the summed gradients with clip_by_global_norm. dlogits
     #   (B, T, Q) -> grads dict[each name of KEYS -> its weight's shape].
-    #   Our solution is about 18 lines.
+    #   Our solution is about 25 lines (the five zero arrays take 7).
     # BEGIN SOLUTION
     X, states, W_hh, W_hq = cache
     T = X.shape[1]
