@@ -20,7 +20,7 @@
 # How far back does the last step's loss reach? With only the last step's
 # loss term, the share step T - k + 1 adds to dW_hh is the difference
 # between your gradients truncated at tau = k and at tau = k - 1. Its size
-# against k shows d2l's vanishing and exploding gradients (9.7.2 / 8.7.2):
+# against k shows d2l's vanishing and exploding gradients (8.7.2 (9.7.2)):
 # the powers of W_hh^T.
 
 # %%

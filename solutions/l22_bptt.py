@@ -16,7 +16,7 @@ mean over all B T tokens (d2l's 1/T sum_t, averaged over the batch too):
     dW_hq = sum_t H_t^T dO_t         db_q = sum_t (the rows of dO_t summed)
 
 The loss term of step t reaches the recurrent weights through H_t, then
-through H_{t-1}, H_{t-2}, ... (d2l 9.7.2: powers of W_hh^T):
+through H_{t-1}, H_{t-2}, ... (d2l 8.7.2 (9.7.2): powers of W_hh^T):
 
     dH_t <- dO_t W_hq^T                  (B, U), the term's own output
     for s = t, t-1, ...:
@@ -24,9 +24,9 @@ through H_{t-1}, H_{t-2}, ... (d2l 9.7.2: powers of W_hh^T):
         dW_xh += X_s^T dA_s    dW_hh += H_{s-1}^T dA_s    db_h += rows of dA_s
         dH_{s-1} = dA_s W_hh^T           (B, U), one step further back
 
-Truncation (截断, d2l 9.7.1.1, "regular truncation"): the sum over s is cut
-after tau steps: the loss term of step t reaches steps s = t, t-1, ...,
-t-tau+1 only (H_{t-tau} is treated as a constant), so
+Truncation (截断, d2l 8.7.1.2 (9.7.1.2), "regular truncation"): the sum
+over s is cut after tau steps: the loss term of step t reaches steps s = t,
+t-1, ..., t-tau+1 only (H_{t-tau} is treated as a constant), so
 
     dH_t/dw ~ sum_{i=t-tau+1}^{t} (prod_{j=i+1}^{t} dH_j/dH_{j-1}) df_i/dw.
 
