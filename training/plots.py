@@ -19,6 +19,8 @@ from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from m2t import plots as shared  # noqa: E402
 
+DIVERGING = shared.DIVERGING  # signed values (the positional encoding)
+
 DPI = 110
 
 

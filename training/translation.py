@@ -478,7 +478,9 @@ def _positional_encoding(depth: int, out: Path) -> str:
     m = _lesson("l20_transformer")
     table = np.asarray(m.sinusoidal_positions(np.arange(60), depth))
     fig, (left, right) = plots.figure(12, 3.8, cols=2)
-    image = left.imshow(table, cmap="RdBu", aspect="auto", vmin=-1, vmax=1)
+    image = left.imshow(
+        table, cmap=plots.DIVERGING, aspect="auto", vmin=-1, vmax=1
+    )
     left.set(
         xlabel="encoding dimension",
         ylabel="position",
