@@ -25,6 +25,8 @@ from graders.lib.judge import expect_close
 from graders.lib.judge import mistake_outputs
 from graders.lib.probes import value_errors
 from graders.lib.references import softmax
+from graders.lib.tapes import mean_cross_entropy
+from graders.lib.tapes import tape_gradients
 from graders.lib.tolerances import GRAD
 from graders.lib.tolerances import GRAD_EPS
 from m2t.grading.probe import Lesson
@@ -136,43 +138,18 @@ def ref_mlp(X, y, params, mistake=None):
 
 
 # ------------------------------------ float64 references (tf.GradientTape)
-def _tape(forward, inputs, cotangent=None):
-    """The tape's gradients of `forward(*inputs)` (a scalar, or sum(out *
-    cotangent)) with respect to each input, in float64, in this process."""
-    import tensorflow as tf
-
-    tensors = [tf.constant(np.asarray(a, np.float64)) for a in inputs]
-    with tf.GradientTape() as tape:
-        for t in tensors:
-            tape.watch(t)
-        out = forward(*tensors)
-        if cotangent is not None:
-            out = tf.reduce_sum(out * tf.constant(cotangent, tf.float64))
-    return [np.asarray(g) for g in tape.gradient(out, tensors)]
-
-
 def tape_linear(X, W, b, dO):
-    return _tape(lambda x, w, c: x @ w + c, (X, W, b), dO)
+    return tape_gradients(lambda x, w, c: x @ w + c, (X, W, b), dO)
 
 
 def tape_relu(A, dH):
     import tensorflow as tf
 
-    return _tape(tf.nn.relu, (A,), dH)[0]
-
-
-def _tf_loss(logits, labels):
-    import tensorflow as tf
-
-    return tf.reduce_mean(
-        tf.nn.sparse_softmax_cross_entropy_with_logits(
-            labels=tf.constant(labels), logits=logits
-        )
-    )
+    return tape_gradients(tf.nn.relu, (A,), dH)[0]
 
 
 def tape_cross_entropy(logits, labels):
-    return _tape(lambda z: _tf_loss(z, labels), (logits,))[0]
+    return tape_gradients(lambda z: mean_cross_entropy(z, labels), (logits,))[0]
 
 
 def tape_mlp(X, y, params):
@@ -180,9 +157,10 @@ def tape_mlp(X, y, params):
 
     def loss(W1, b1, W2, b2):
         H = tf.nn.relu(tf.constant(X, tf.float64) @ W1 + b1)
-        return _tf_loss(H @ W2 + b2, y)
+        return mean_cross_entropy(H @ W2 + b2, y)
 
-    return dict(zip(KEYS, _tape(loss, [params[k] for k in KEYS]), strict=True))
+    grads = tape_gradients(loss, [params[k] for k in KEYS])
+    return dict(zip(KEYS, grads, strict=True))
 
 
 _diagnoses = partial(mistake_outputs, mistakes=MISTAKES)

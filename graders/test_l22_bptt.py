@@ -26,6 +26,8 @@ from graders.lib.judge import expect_close
 from graders.lib.judge import mistake_outputs
 from graders.lib.probes import value_errors
 from graders.lib.references import softmax
+from graders.lib.tapes import mean_cross_entropy
+from graders.lib.tapes import tape_gradients
 from graders.lib.tolerances import GRAD
 from graders.lib.tolerances import GRAD_EPS
 from m2t.grading.probe import Lesson
@@ -185,33 +187,30 @@ def tape_backward(X, H0, params, dO, tau=None):
 
     states, _ = ref_states(X, H0, params)
     reach = T if tau is None else tau
-    w = {k: tf.Variable(np.asarray(v, np.float64)) for k, v in params.items()}
     x = tf.constant(np.asarray(X, np.float64))
-    with tf.GradientTape() as tape:
-        total = tf.constant(0.0, tf.float64)
+
+    def total(W_xh, W_hh, b_h, W_hq, b_q):
+        out = []
         for t in range(T):
             start = max(t - reach + 1, 0)
             h = tf.constant(states[start])  # the state before step `start`
             for s in range(start, t + 1):
-                h = tf.tanh(x[:, s] @ w["W_xh"] + h @ w["W_hh"] + w["b_h"])
-            out = h @ w["W_hq"] + w["b_q"]
-            total += tf.reduce_sum(out * dO[:, t])
-    grads = tape.gradient(total, w)
-    return {k: np.asarray(grads[k]) for k in KEYS}
+                h = tf.tanh(x[:, s] @ W_xh + h @ W_hh + b_h)
+            out.append(h @ W_hq + b_q)
+        return tf.stack(out, axis=1)  # (B, T, Q), each step its own chain
+
+    grads = tape_gradients(total, [params[k] for k in KEYS], dO)
+    return dict(zip(KEYS, grads, strict=True))
 
 
 def tape_cross_entropy(logits, Y):
-    import tensorflow as tf
+    """(TensorFlow's mean loss, the tape's dlogits)."""
 
-    z = tf.constant(np.asarray(logits, np.float64))
-    with tf.GradientTape() as tape:
-        tape.watch(z)
-        loss = tf.reduce_mean(
-            tf.nn.sparse_softmax_cross_entropy_with_logits(
-                labels=tf.constant(Y), logits=z
-            )
-        )
-    return float(loss), np.asarray(tape.gradient(loss, z))
+    def loss(z):
+        return mean_cross_entropy(z, Y)
+
+    value = float(loss(np.asarray(logits, np.float64)))
+    return value, tape_gradients(loss, (logits,))[0]
 
 
 _diagnoses = partial(mistake_outputs, mistakes=MISTAKES)

@@ -203,3 +203,21 @@ def test_a_layer_table_initialises_no_weight_then_or_later():
     with keras.StatelessScope():  # Keras's metrics open one, for example
         pass  # leaving the outermost scope initialises what waits
     assert _CountingInit.calls == 0
+
+
+def test_tape_gradients_are_the_vector_jacobian_product():
+    """Given a cotangent dO, the tape's gradient of x @ w is dO w^T and
+    x^T dO (lessons 21-22 compare hand-written backward passes with it);
+    a scalar forward needs none: d mean CE / d logits is (p - onehot) / B."""
+    from graders.lib.tapes import mean_cross_entropy
+    from graders.lib.tapes import tape_gradients
+
+    rng = np.random.default_rng(0)
+    x, w, dO = (rng.standard_normal(s) for s in ((2, 3), (3, 4), (2, 4)))
+    dx, dw = tape_gradients(lambda a, b: a @ b, (x, w), dO)
+    np.testing.assert_allclose(dx, dO @ w.T, rtol=1e-12)
+    np.testing.assert_allclose(dw, x.T @ dO, rtol=1e-12)
+    logits, labels = rng.standard_normal((2, 5)), np.array([4, 1])
+    [grad] = tape_gradients(lambda z: mean_cross_entropy(z, labels), [logits])
+    expected = (softmax(logits) - np.eye(5)[labels]) / 2
+    np.testing.assert_allclose(grad, expected, rtol=1e-10)
