@@ -57,6 +57,8 @@ Model API (what a training recipe uses):
 Reference: Vaswani et al. 2017; d2l 10.7 (11.7).
 """
 
+from collections.abc import Callable
+
 import keras
 import numpy as np
 from keras import ops
@@ -277,7 +279,7 @@ class AddNorm(keras.layers.Layer):
         }
 
 
-def _attention(
+def keras_attention(
     num_hiddens: int,
     num_heads: int,
     dropout: float,
@@ -285,7 +287,15 @@ def _attention(
     dtype,
     name: str,
 ):
-    """Keras multi-head attention with D / H per head and a D output."""
+    """Keras multi-head attention with D / H per head and a D output: the
+    blocks' attention when none is given.
+
+    A block's `attention` argument is any callable with these arguments
+    that returns a layer called as this one is: `layer(query (B, T, D),
+    value (B, S, D), attention_mask=(B or 1, T, S) bool or None,
+    training=...) -> (B, T, D)`, built by `layer.build(query_shape,
+    value_shape)`.
+    """
     return keras.layers.MultiHeadAttention(
         num_heads=num_heads,
         key_dim=num_hiddens // num_heads,
@@ -307,6 +317,8 @@ class TransformerEncoderBlock(keras.layers.Layer):
         num_heads: int, H.
         dropout: float in [0, 1), in the attention weights and the AddNorms.
         use_bias: bool, biases in the attention projections.
+        attention: builds each attention sublayer (see `keras_attention`,
+            the default; a capstone passes its own).
 
     Call arguments:
         X: `(B, S, D)`.
@@ -324,6 +336,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         num_heads: int,
         dropout: float = 0.0,
         use_bias: bool = False,
+        attention: Callable | None = None,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -332,6 +345,11 @@ class TransformerEncoderBlock(keras.layers.Layer):
             ffn_num_hiddens=ffn_num_hiddens,
             num_heads=num_heads,
         )
+        if attention is not None and not callable(attention):
+            raise ValueError(
+                f"`attention` must be callable or None, got {attention!r}"
+            )
+        self.make_attention = attention or keras_attention
         _check_model_size(num_hiddens, num_heads)
         _check_dropout(dropout)
         self.num_hiddens = int(num_hiddens)
@@ -340,7 +358,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         self.dropout = dropout
         self.use_bias = bool(use_bias)
         policy = self.dtype_policy
-        self.attention = _attention(
+        self.attention = self.make_attention(
             num_hiddens, num_heads, dropout, use_bias, policy, "attention"
         )
         self.addnorm1 = AddNorm(dropout, name="addnorm1", dtype=policy)
@@ -486,6 +504,8 @@ class TransformerDecoderBlock(keras.layers.Layer):
         num_heads: int, H.
         dropout: float in [0, 1).
         use_bias: bool, biases in the attention projections.
+        attention: builds each attention sublayer (see `keras_attention`,
+            the default; a capstone passes its own).
 
     Call arguments:
         X: `(B, T, D)`, the new target positions.
@@ -508,6 +528,7 @@ class TransformerDecoderBlock(keras.layers.Layer):
         num_heads: int,
         dropout: float = 0.0,
         use_bias: bool = False,
+        attention: Callable | None = None,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -516,6 +537,11 @@ class TransformerDecoderBlock(keras.layers.Layer):
             ffn_num_hiddens=ffn_num_hiddens,
             num_heads=num_heads,
         )
+        if attention is not None and not callable(attention):
+            raise ValueError(
+                f"`attention` must be callable or None, got {attention!r}"
+            )
+        self.make_attention = attention or keras_attention
         _check_model_size(num_hiddens, num_heads)
         _check_dropout(dropout)
         self.num_hiddens = int(num_hiddens)
@@ -524,11 +550,11 @@ class TransformerDecoderBlock(keras.layers.Layer):
         self.dropout = dropout
         self.use_bias = bool(use_bias)
         policy = self.dtype_policy
-        self.self_attention = _attention(
+        self.self_attention = self.make_attention(
             num_hiddens, num_heads, dropout, use_bias, policy, "self_attention"
         )
         self.addnorm1 = AddNorm(dropout, name="addnorm1", dtype=policy)
-        self.cross_attention = _attention(
+        self.cross_attention = self.make_attention(
             num_hiddens, num_heads, dropout, use_bias, policy, "cross_attention"
         )
         self.addnorm2 = AddNorm(dropout, name="addnorm2", dtype=policy)
