@@ -1,0 +1,390 @@
+# Your exercise file: replace each `raise NotImplementedError` below its
+# TODO with your code, then run `m2t grade l23`.
+# (Generated from solutions/l23_capstone_language_model.py by `m2t make-lessons`.)
+"""Lesson 23, capstone A: your language model (语言模型), trained by your
+own loop on your own parts.
+
+Nothing here is new mathematics: the recurrent lessons' pieces are put
+together and trained on The Time Machine's characters (the embedded
+character corpus by default). The grader first runs each part's own grader
+on your files; a part that fails it is named ("your l10 GRUCell fails its
+own grader: fix l10 first") and nothing is trained on it.
+
+    part   lesson  what it gives
+    data   l07     seq_data_iter_random, seq_data_iter_sequential,
+                   perplexity (困惑度)
+    rnn    l08     RNNScratch, grad_clipping (梯度裁剪)
+    gru    l10     GRUCell
+    lstm   l11     LSTMCell
+
+The three models read one-hot characters, V = 27 (space and a-z, index =
+position in `VOCAB`), and return logits `(B, T, V)` and their state:
+
+    rnn:   lesson 08's RNNScratch(V, U)            state H (B, U)
+    gru:   CellLM(GRUCell(U)):  one step per character, then a Dense(V)
+                                                   state [H] (B, U)
+    lstm:  CellLM(LSTMCell(U))                     state [H, C] (B, U) each
+
+One training step, on a minibatch X, Y `(B, T)` from a state:
+
+    loss = mean over the B T tokens of -log softmax(model(X, state))[Y]
+    g    = d loss / d weights                      (tf.GradientTape)
+    g    = min(1, theta / ||g||) g                 (your grad_clipping)
+    weights <- optimizer step with g               (optimizer.apply)
+
+With random sampling each minibatch starts from `begin_state` (its rows do
+not continue the previous minibatch's); with sequential partitioning the
+state after minibatch i is where minibatch i + 1 starts (row b continues
+row b). TensorFlow needs no `detach` there (d2l's PyTorch code does): a
+`GradientTape` only records what runs inside its `with` block, so the
+carried state enters the next step as a constant.
+
+The held-out text is scored in one pass: the model reads it from
+`begin_state(1)`, num_steps characters at a time, carrying its state, and
+row t of the result is log P(. | x_1 .. x_{t+1}), the log-softmax over the
+next character. The grader picks the actual next characters' entries
+itself, and perplexity = exp(-mean of them).
+
+Reference: d2l 8.5 (9.5) "Recurrent Neural Network Implementation from
+Scratch", 9.1-9.2 (10.1-10.2).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from types import ModuleType
+from typing import NamedTuple
+
+import keras
+import numpy as np
+from keras import ops
+
+VOCAB = [" ", *"abcdefghijklmnopqrstuvwxyz"]
+"""The characters; a character's id is its index."""
+
+CELLS = ("rnn", "gru", "lstm")
+
+
+HYPERPARAMETERS = {
+    "num_hiddens": 128,
+    "num_steps": 32,
+    "batch_size": 32,
+    "lr": 0.01,
+    "theta": 1.0,
+    "epochs": 2,
+    "use_random_iter": False,
+}
+"""What the grader trains with (Adam; every cell alike)."""
+
+
+class Parts(NamedTuple):
+    """Your lesson modules the capstone is built from (see the module
+    docstring's table)."""
+
+    data: ModuleType
+    rnn: ModuleType
+    gru: ModuleType
+    lstm: ModuleType
+
+
+def encode(text: str) -> np.ndarray:
+    """Characters -> `(N,)` int32 ids (index in `VOCAB`).
+
+    Raises:
+        ValueError: naming the first character outside `VOCAB`.
+    """
+    index = {ch: i for i, ch in enumerate(VOCAB)}
+    bad = next((ch for ch in text if ch not in index), None)
+    if bad is not None:
+        raise ValueError(f"`text` holds {bad!r}, not one of space and a-z")
+    return np.asarray([index[ch] for ch in text], dtype=np.int32)
+
+
+class CellLM(keras.layers.Layer):
+    """A language model around one recurrent cell (lesson 10 or 11).
+
+    Args:
+        cell: a cell with `state_size` (int or list) and
+            `call(inputs (B, V), states) -> (h (B, U), new_states)`.
+        vocab_size: int, V.
+
+    Call arguments:
+        inputs: `(B, T)` character ids.
+        state: list of the cell's states, each `(B, U)`, or None for
+            `begin_state(B)`.
+
+    Returns:
+        `(logits (B, T, V), state)`, the state after the last step.
+    """
+
+    def __init__(self, cell, vocab_size: int, **kwargs):
+        super().__init__(**kwargs)
+        if int(vocab_size) != vocab_size or vocab_size <= 0:
+            raise ValueError(
+                f"`vocab_size` must be a positive int, got {vocab_size!r}"
+            )
+        self.cell = cell
+        self.vocab_size = int(vocab_size)
+        sizes = cell.state_size
+        self.sizes = (
+            list(sizes) if isinstance(sizes, (list, tuple)) else [sizes]
+        )
+        self.dense = keras.layers.Dense(self.vocab_size, name="output")
+
+    def build(self, inputs_shape, state_shape=None):
+        self.cell.build((None, self.vocab_size))
+        self.dense.build((None, None, self.sizes[0]))
+
+    def begin_state(self, batch_size):
+        """Zeros, one `(batch_size, size)` per state of the cell."""
+        return [
+            ops.zeros((batch_size, size), dtype=self.compute_dtype)
+            for size in self.sizes
+        ]
+
+    def call(self, inputs, state=None, training=None):
+        if state is None:
+            state = self.begin_state(ops.shape(inputs)[0])
+        X = ops.one_hot(ops.cast(inputs, "int32"), self.vocab_size)
+        X = ops.cast(X, self.compute_dtype)  # (B, T, V)
+        outputs = []
+        for X_t in ops.unstack(X, axis=1):  # T x (B, V)
+            h, state = self.cell(X_t, list(state))
+            outputs.append(h)
+        return self.dense(ops.stack(outputs, axis=1)), list(state)
+
+
+class Compiled:
+    """`model`'s forward pass compiled with tf.function (one trace per
+    chunk length), with its `begin_state`: the held-out pass in `run`."""
+
+    def __init__(self, model):
+        import tensorflow as tf
+
+        self.begin_state = model.begin_state
+        self._call = tf.function(
+            lambda X, state: model(X, state, training=False)
+        )
+
+    def __call__(self, X, state=None, training=None):
+        if state is None:
+            state = self.begin_state(len(X))
+        return self._call(X, state)
+
+
+def language_model(
+    parts: Parts, cell: str, vocab_size: int, num_hiddens: int
+) -> keras.layers.Layer:
+    """The module docstring's model `cell` ("rnn", "gru" or "lstm"),
+    from your parts, unbuilt."""
+    if cell == "rnn":
+        return parts.rnn.RNNScratch(vocab_size, num_hiddens, name="rnn")
+    if cell == "gru":
+        return CellLM(parts.gru.GRUCell(num_hiddens), vocab_size, name="gru")
+    if cell == "lstm":
+        return CellLM(parts.lstm.LSTMCell(num_hiddens), vocab_size, name="lstm")
+    raise ValueError(f"`cell` must be one of {CELLS}, got {cell!r}")
+
+
+def train_step(model, optimizer, clip: Callable, X, Y, state, theta: float):
+    """One training step of the module docstring.
+
+    Args:
+        model: called as `model(X, state, training=True)` -> `(logits
+            (B, T, V), state)`, with `trainable_weights`.
+        optimizer: a Keras optimizer (`optimizer.apply(grads, weights)`).
+        clip: your lesson-08 `grad_clipping(grads, theta)`.
+        X: `(B, T)` int ids; Y: `(B, T)` int ids, the next characters.
+        state: the model's state before X (never None).
+        theta: float, the clipping radius.
+
+    Returns:
+        `(loss, state)`: the scalar loss tensor (mean over the B T
+        tokens, before the step) and the model's state after X.
+    """
+    import tensorflow as tf  # the gradient tape of the TensorFlow backend
+
+    # TODO(l23): one step of the module docstring, X and Y (B, T) -> loss
+    #   () before the step, and the state after X. While a
+    #   gradient tape records: model on X from state in training mode ->
+    #   logits (B, T, V) and the new state, and the loss, the average over
+    #   the B T tokens of the cross-entropy of the logits against Y. Then
+    #   the loss's gradients with respect to model.trainable_weights,
+    #   clipped all together by `clip` at theta, and one step of the
+    #   optimizer with them. Our solution is about 7 lines.
+    raise NotImplementedError("l23: train_step")
+
+
+def train_epoch(
+    parts: Parts,
+    model,
+    step: Callable,
+    corpus: np.ndarray,
+    batch_size: int,
+    num_steps: int,
+    use_random_iter: bool,
+    seed: int,
+) -> float:
+    """One epoch over `corpus`; the training perplexity.
+
+    Args:
+        parts: your lesson modules.
+        model: the model (for `begin_state`).
+        step: `step(X, Y, state) -> (loss, state)`, your `train_step` with
+            the model, optimizer, clipping and theta given.
+        corpus: `(N,)` int ids.
+        batch_size: int, B.
+        num_steps: int, T.
+        use_random_iter: bool: lesson 07's random sampling (True) or its
+            sequential partitioning (False).
+        seed: int, the iterator's seed.
+
+    Returns:
+        float, lesson 07's perplexity of the epoch's minibatch losses.
+    """
+    # TODO(l23): one epoch, corpus (N,) -> float, the training
+    #   perplexity. The minibatches X, Y (B, T) of lesson 07's iterator (random
+    #   or sequential, as use_random_iter says) over corpus with batch_size,
+    #   num_steps and seed each go through step, from a state that is
+    #   model.begin_state(B) for every minibatch under random sampling, and
+    #   under sequential partitioning only for the first one (after that,
+    #   the state step returned). Return lesson 07's perplexity of the n
+    #   minibatch losses (n,) (each an average over equally many tokens).
+    #   Our solution is about 9 lines.
+    raise NotImplementedError("l23: train_epoch")
+
+
+def held_out_log_probs(model, ids: np.ndarray, num_steps: int) -> np.ndarray:
+    """The module docstring's held-out pass.
+
+    Args:
+        model: a trained model (`model(X, state)`, `begin_state`).
+        ids: `(N,)` int ids of the held-out text, N >= 2.
+        num_steps: int, characters read per call.
+
+    Returns:
+        `(N - 1, V)` float32 NumPy: row t is the log-softmax of the logits
+        after reading ids[0] .. ids[t], the log-probabilities of ids[t+1].
+    """
+    ids = np.asarray(ids, dtype=np.int32)
+    if ids.ndim != 1 or len(ids) < 2:
+        raise ValueError(f"`ids` must be (N,) with N >= 2, got {ids.shape}")
+    # TODO(l23): the held-out pass, ids (N,) -> (N - 1, V) float32 NumPy.
+    #   Read ids[: N - 1] (every character but the last, which nothing
+    #   follows) from model.begin_state(1) in chunks of at most num_steps
+    #   characters, X (1, t), carrying the state from chunk to chunk; each
+    #   chunk's logits (1, t, V) -> their log-softmax over V. Return the
+    #   chunks' rows in order. Our solution is about 7 lines.
+    raise NotImplementedError("l23: held_out_log_probs")
+
+
+# -- the whole capstone (given) -------------------------------------------
+
+
+def run(
+    parts: Parts,
+    cell: str,
+    train_ids: np.ndarray,
+    held_out_ids: np.ndarray,
+    hp: dict | None = None,
+    seed: int = 0,
+) -> dict:
+    """Build the model `cell`, train it with your loop, score held-out text.
+
+    Every epoch, your `train_epoch` with your `train_step` (compiled with
+    tf.function), Adam(lr) and your lesson-08 clipping.
+
+    Args:
+        parts: your lesson modules.
+        cell: "rnn", "gru" or "lstm".
+        train_ids: `(N,)` int ids to train on.
+        held_out_ids: `(M,)` int ids to score.
+        hp: the settings (`HYPERPARAMETERS` by default).
+        seed: the weights' and the iterators' seed.
+
+    Returns:
+        `{"log_probs": (M - 1, V), "curve": [train perplexity per epoch],
+        "seconds": [wall seconds per epoch], "cpu_seconds": [the process's
+        CPU seconds per epoch], "model": the model}`.
+    """
+    import tensorflow as tf
+
+    hp = {**HYPERPARAMETERS, **(hp or {})}
+    keras.utils.set_random_seed(seed)
+    model = language_model(parts, cell, len(VOCAB), int(hp["num_hiddens"]))
+    batch_size, num_steps = int(hp["batch_size"]), int(hp["num_steps"])
+    model(train_ids[None, :num_steps], model.begin_state(1))  # built
+    optimizer = keras.optimizers.Adam(float(hp["lr"]))
+    optimizer.build(model.trainable_weights)
+    clip, theta = parts.rnn.grad_clipping, float(hp["theta"])
+
+    @tf.function
+    def step(X, Y, state):
+        return train_step(model, optimizer, clip, X, Y, state, theta)
+
+    curve, seconds, cpu = [], [], []
+    for epoch in range(int(hp["epochs"])):
+        wall, proc = time.perf_counter(), time.process_time()
+        curve.append(
+            train_epoch(
+                parts,
+                model,
+                step,
+                train_ids,
+                batch_size,
+                num_steps,
+                bool(hp["use_random_iter"]),
+                seed + epoch,
+            )
+        )
+        seconds.append(time.perf_counter() - wall)
+        cpu.append(time.process_time() - proc)
+    log_probs = held_out_log_probs(Compiled(model), held_out_ids, num_steps)
+    return {
+        "log_probs": log_probs,
+        "curve": curve,
+        "seconds": seconds,
+        "cpu_seconds": cpu,
+        "model": model,
+    }
+
+
+def corpus_ids(
+    source: str = "embedded", held_out: int = 5000
+) -> tuple[np.ndarray, np.ndarray]:
+    """The character corpus (lines joined by spaces) as `(train, held-out)`
+    ids: the last `held_out` characters are held out."""
+    import m2t_data
+
+    text = " ".join(m2t_data.time_machine_lines(source))
+    ids = encode(text)
+    return ids[:-held_out], ids[-held_out:]
+
+
+def main(source: str = "embedded") -> None:
+    """Train the three cells on your parts; their held-out perplexities."""
+    from m2t.grading import impl
+
+    folder = impl.resolve("lessons")
+    parts = Parts(
+        *(
+            impl.load(name, folder)
+            for name in (
+                "l07_language_model_data",
+                "l08_rnn_scratch",
+                "l10_gru",
+                "l11_lstm",
+            )
+        )
+    )
+    train_ids, held_ids = corpus_ids(source)
+    for cell in CELLS:
+        out = run(parts, cell, train_ids, held_ids)
+        rows = np.arange(len(held_ids) - 1)
+        ppl = np.exp(-out["log_probs"][rows, held_ids[1:]].mean())
+        print(f"{cell}: held-out perplexity {ppl:.2f}, train {out['curve']}")
+
+
+if __name__ == "__main__":
+    main()

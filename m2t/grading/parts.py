@@ -1,0 +1,148 @@
+"""A capstone's parts, each graded by its own grader before the capstone.
+
+A capstone composes the student's earlier lessons on purpose. Before it
+trains anything it grades each part with that lesson's own grader, on the
+same implementation folder and through the same runner (in this process,
+or sandboxed when the capstone is), and names the first part that fails:
+"your l10 GRUCell fails its own grader (...): fix l10 first".
+
+Use from a capstone's grader (a pytest fixture, once per grade):
+
+    PARTS = (Part("l10_gru", "GRUCell"), Part("l08_rnn_scratch",
+             "grad_clipping", ("test_grad_clipping",)), ...)
+    problem = parts.first_problem(parts.grade(request.config, PARTS), PARTS)
+    # None, or a Problem whose `status` is "not_started" or "failed"
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+
+from m2t import curriculum
+
+
+@dataclasses.dataclass(frozen=True)
+class Part:
+    """One lesson a capstone is built from.
+
+    Args:
+        module: the lesson's module, e.g. "l10_gru".
+        gives: what the capstone takes from it, for the message
+            ("GRUCell").
+        checks: name prefixes of the grader's checks that matter here;
+            empty for all of them.
+    """
+
+    module: str
+    gives: str
+    checks: tuple[str, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class Problem:
+    """The first part that fails: `status` "not_started" or "failed", and
+    the one line a student reads (naming the lesson to fix)."""
+
+    status: str
+    message: str
+    lesson: str
+
+
+class _Only:
+    """A pytest plugin that keeps, of each part's grader, the checks that
+    matter to the capstone."""
+
+    def __init__(self, wanted: dict[str, tuple[str, ...]]):
+        self.wanted = wanted
+
+    def pytest_collection_modifyitems(self, config, items) -> None:
+        keep, drop = [], []
+        for item in items:
+            nodeid, _, name = item.nodeid.partition("::")
+            module = Path(nodeid).stem[len("test_") :]
+            prefixes = self.wanted.get(module)
+            if prefixes is None or (prefixes and not name.startswith(prefixes)):
+                drop.append(item)
+            else:
+                keep.append(item)
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+            items[:] = keep
+
+
+def grade(config, parts: Sequence[Part]) -> list:
+    """Grade `parts` with their own graders, as the capstone is graded.
+
+    Args:
+        config: the capstone's pytest config (its --impl, --sandbox,
+            timeouts are used for the parts too).
+        parts: the lessons the capstone uses.
+
+    Returns:
+        One `m2t.grading.runner.LessonResult` per part, in order.
+    """
+    from m2t.grading import runner
+    from m2t.grading.probe import runner as probe_runner
+    from m2t.grading.probe import set_runner
+
+    if not parts:
+        raise ValueError("`parts` is empty: a capstone names its lessons")
+    lessons = [curriculum.find(part.module) for part in parts]
+    sandbox = bool(config.getoption("--sandbox"))
+    outer = probe_runner()
+    try:
+        return runner.grade(
+            lessons,
+            impl=str(config.getoption("--impl")),
+            timeout=(
+                config.getoption("--probe-timeout")
+                if sandbox
+                else float(config.getoption("timeout") or 120)
+            ),
+            sandbox=sandbox,
+            lesson_timeout=config.getoption("--lesson-timeout"),
+            plugins=[_Only({p.module: p.checks for p in parts})],
+            allow_weaker_sandbox=bool(
+                config.getoption("--allow-weaker-sandbox")
+            ),
+        )
+    finally:  # the parts' session installed (and closed) its own runner
+        set_runner(outer)
+
+
+def first_problem(results: Sequence, parts: Sequence[Part]) -> Problem | None:
+    """The first part that fails its own grader (None when all pass).
+
+    A part whose graded checks are all "not started" is not started ("do
+    l10 first"); any other failing check fails it ("fix l10 first"); a
+    part whose grader ran no check fails too (nothing vouches for it).
+    """
+    gives = {part.module: part.gives for part in parts}
+    for result in results:
+        tag = result.lesson.tag
+        what = gives.get(result.lesson.module, result.lesson.module)
+        graded = [c for c in result.checks if c.status != "skipped"]
+        bad = [c for c in graded if c.status != "passed"]
+        if not graded:
+            return Problem(
+                "failed", f"your {tag} {what}: its grader ran no checks", tag
+            )
+        if not bad:
+            continue
+        first = bad[0].message.splitlines()[0] if bad[0].message else ""
+        if all(c.status == "not_started" for c in graded):
+            return Problem(
+                "not_started",
+                f"your {tag} {what} is not started: do {tag} first ({first})",
+                tag,
+            )
+        return Problem(
+            "failed",
+            f"your {tag} {what} fails its own grader ({len(bad)} of "
+            f"{len(graded)} checks, first {bad[0].name}: {first}): fix "
+            f"{tag} first",
+            tag,
+        )
+    return None
