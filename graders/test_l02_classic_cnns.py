@@ -18,14 +18,14 @@ W=6, C=3), so a height/width mix-up shows.
 
 import pytest
 
+from graders.lib.cnn_judge import expect_loss_falls
+from graders.lib.cnn_judge import expect_network_table
 from graders.lib.cnn_probes import train_steps
 from graders.lib.cnn_probes import transfer
-from graders.lib.cnn_references import expect_loss_falls
-from graders.lib.cnn_references import expect_network_table
 from graders.lib.cnn_references import forward
 from graders.lib.cnn_references import init_weights
 from graders.lib.cnn_references import simulate
-from graders.lib.cnn_references import toy_images
+from graders.lib.data import toy_images
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_count

@@ -22,6 +22,8 @@ from functools import partial
 import numpy as np
 import pytest
 
+from graders.lib.cnn_judge import expect_loss_falls
+from graders.lib.cnn_judge import expect_network_table
 from graders.lib.cnn_probes import layer_table
 from graders.lib.cnn_probes import train_steps
 from graders.lib.cnn_probes import transfer_named
@@ -31,14 +33,12 @@ from graders.lib.cnn_references import batch_norm
 from graders.lib.cnn_references import bn_params
 from graders.lib.cnn_references import conv2d
 from graders.lib.cnn_references import conv_params
-from graders.lib.cnn_references import expect_loss_falls
-from graders.lib.cnn_references import expect_network_table
 from graders.lib.cnn_references import random_weight
 from graders.lib.cnn_references import relu
 from graders.lib.cnn_references import simulate
-from graders.lib.cnn_references import toy_images
 from graders.lib.contract import expect_layer_contract
 from graders.lib.contract import expect_value_errors
+from graders.lib.data import toy_images
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect_close
 from graders.lib.judge import expect_count

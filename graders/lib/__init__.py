@@ -13,9 +13,9 @@ Judge side (runs in the grader, never touches student code):
 * `references`: float64 NumPy `softmax`, `sigmoid`, `bleu`.
 * `cnn_references`: float64 convolution, pooling and batch norm, the
   parameter formulas, an architecture's layer table from the formulas
-  (`simulate`), `expect_network_table`, `expect_loss_falls`, `toy_images`
-  (lessons 02-04).
-* `data`: small generated inputs (`text_batches`).
+  (`simulate`) and its forward pass (lessons 02-04).
+* `cnn_judge`: `expect_network_table`, `expect_table`, `expect_loss_falls`.
+* `data`: small generated inputs (`text_batches`, `toy_images`).
 
 Probe side (runs the student's code, returns plain numbers and arrays):
 

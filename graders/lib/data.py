@@ -1,7 +1,7 @@
 """Small generated data sets more than one grader feeds the student's code.
 
-`text_batches` (language-model batches from a short text); the images of
-the CNN lessons are `cnn_references.toy_images`.
+`text_batches` (language-model batches from a short text) and
+`toy_images` (a separable image set for the CNN lessons' smoke checks).
 """
 
 from __future__ import annotations
@@ -33,3 +33,31 @@ def text_batches(
             )
         )
     return out
+
+
+def toy_images(
+    n: int,
+    height: int,
+    width: int,
+    classes: int = 4,
+    seed: int = 0,
+    standardised: bool = False,
+) -> tuple[np.ndarray, np.ndarray]:
+    """A separable image set: class c is a bright square in quadrant c on
+    faint noise. Returns x (n, height, width, 1) float32 in [0, 1] (or
+    `standardised` to mean 0, variance 1), y (n,) int32, classes in turn."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % classes
+    x = rng.uniform(0.0, 0.2, (n, height, width, 1))
+    h, w = height // 2, width // 2
+    for i, c in enumerate(y):
+        top, left = (c // 2 % 2) * h, (c % 2) * w
+        x[
+            i,
+            top + h // 4 : top + 3 * h // 4,
+            left + w // 4 : left + 3 * w // 4,
+        ] = 1.0
+    x = x.astype("float32")
+    if standardised:
+        x = (x - x.mean()) / x.std()
+    return x, y.astype("int32")
