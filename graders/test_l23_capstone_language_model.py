@@ -65,8 +65,10 @@ VOCAB = " abcdefghijklmnopqrstuvwxyz"
 HELD_OUT = 5000
 """The last characters of the corpus, held out."""
 
-TARGETS = {"rnn": 2.4, "gru": 2.4, "lstm": 2.4}
-"""Held-out perplexity each cell must reach (see docs/grading-times.md)."""
+TARGETS = {"rnn": 2.4, "gru": 1.9, "lstm": 1.9}
+"""Held-out perplexity each cell must reach: what the reference reaches
+after one epoch of the two the grader trains (2.23, 1.73, 1.78), rounded
+up; after both it is at 1.81, 1.61, 1.61 (docs/grading-times.md)."""
 
 TRAIN_TIMEOUT = 300
 """Seconds one cell's training check may run in process (on 2 idle cores
