@@ -31,7 +31,11 @@ class Lesson:
     "questions", `kind` QUESTIONS).
 
     `objects` are the names the lesson's module must define (the self-check
-    looks for each in the solution and the skeleton).
+    looks for each in the solution and the skeleton). A capstone's `parts`
+    are the modules of the earlier lessons it is built from: graded with
+    it, they are staged and mutated with it. `timeout`: the seconds one
+    of its checks (or probes) may run, where a lesson needs more than
+    `m2t grade --timeout` (a capstone's training).
     """
 
     id: str
@@ -40,6 +44,8 @@ class Lesson:
     objects: tuple[str, ...] = ()
     hints: tuple[str, ...] = ()
     kind: str = CODE
+    parts: tuple[str, ...] = ()
+    timeout: float | None = None
 
     @property
     def is_question_list(self) -> bool:
@@ -79,6 +85,8 @@ def _entry(entry: dict, kind: str) -> Lesson:
         objects=tuple(entry.get("objects", ())),
         hints=tuple(entry.get("hints", ())),
         kind=kind,
+        parts=tuple(entry.get("parts", ())),
+        timeout=entry.get("timeout"),
     )
 
 

@@ -94,6 +94,8 @@ def run(
             folder = Path(tempfile.mkdtemp(prefix=f"m2t-mutant-{name}-"))
             try:
                 (folder / solution.name).write_text(text, encoding="utf-8")
+                for part in lesson.parts:  # a capstone's, as solved
+                    shutil.copy(ROOT / "solutions" / f"{part}.py", folder)
                 (result,) = grading.grade(
                     [lesson], impl=str(folder), timeout=timeout
                 )

@@ -306,6 +306,8 @@ def grade(
 
     settings.quiet_tensorflow()
     files = [lesson.grader for lesson in lessons if lesson.grader.exists()]
+    # A lesson that trains (a capstone) may ask for more per check.
+    timeout = max([timeout, *(x.timeout for x in lessons if x.timeout)])
     collector = _Collector(
         on_check,
         short_failures=not show_pytest,

@@ -54,7 +54,9 @@ def staged(
     notes = confine.describe(confine.missing_layers())
     temp = Path(tempfile.mkdtemp(prefix="m2t-submission-"))
     try:
-        impl = staging.stage(Path(folder), [x.module for x in lessons], temp)
+        modules = [x.module for x in lessons]
+        modules += [p for x in lessons for p in x.parts if p not in modules]
+        impl = staging.stage(Path(folder), modules, temp)
         notes += [
             f"not graded: {name}: {why}"
             for name, why in staging.refusals(temp).items()

@@ -1,0 +1,437 @@
+"""Grader for lesson 24, capstone B: your Transformer.
+
+First the parts: each lesson the capstone is built from is graded by its
+own grader, on the same files, through the same runner (in process, or in
+the sandbox when the capstone is); a part that fails is named and nothing
+of the capstone runs on it. Then the assembly, on a small untrained model
+(B=3 sources of S=7 steps, T=5 target steps, D=8, H=2, V=13 target
+words): padded source tokens change nothing, the decoder reads the source,
+the encoder knows positions, and `translate` searches over the decoder's
+own predictions. Last, the model is trained on the embedded corpus in the
+worker, which returns its translations of held-out sources; the judge
+computes their BLEU itself (k = 2) against the references it reads.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import m2t_data
+from graders.lib.judge import CheckFailed
+from graders.lib.judge import Mistake
+from graders.lib.judge import expect_shape
+from graders.lib.judge import fail
+from m2t import curriculum
+from m2t.grading import impl as _impl
+from m2t.grading import runner as _runner
+from m2t.grading.probe import Lesson
+from m2t.grading.probe import NotStarted
+from m2t.grading.probe import runner as _probe_runner
+from m2t.grading.probe import set_runner as _set_probe_runner
+from m2t.questions.experiments import bleu
+
+lesson = Lesson("l24_capstone_transformer")
+
+PARTS = {
+    # role in the capstone's Parts: (module, what it gives, the checks of
+    # its grader that matter here: name prefixes, () for all of them)
+    "text": (
+        "l06_text_preprocessing",
+        "Vocab",
+        (
+            "test_vocab",
+            "test_unknown",
+            "test_min_freq",
+            "test_ties",
+            "test_token_freqs",
+            "test_flat_corpus",
+            "test_nested_lookups",
+        ),
+    ),
+    "nmt": ("l13_machine_translation_data", "build_array_nmt", ()),
+    "seq2seq": (
+        "l14_seq2seq",
+        "beam_search",
+        ("test_beam_", "test_wide_beam"),
+    ),
+    "attention": ("l18_multihead_attention", "MultiHeadAttention", ()),
+    "positional": (
+        "l19_self_attention_positional_encoding",
+        "PositionalEncoding",
+        (),
+    ),
+    "transformer": (
+        "l20_transformer",
+        "blocks (PositionWiseFFN, AddNorm, the encoder and decoder blocks)",
+        (
+            "test_padding_mask",
+            "test_causal_mask",
+            "test_position_wise_ffn",
+            "test_addnorm",
+            "test_encoder_block",
+            "test_decoder_block",
+        ),
+    ),
+}
+MODULES = {role: module for role, (module, _, _) in PARTS.items()}
+
+BLEU_TARGET = 0.9
+HELD_OUT = 100
+"""Held-out pairs translated (the first of the corpus's test split)."""
+
+B, S, T, D, H, V_SRC, V_TGT = 3, 7, 5, 8, 2, 11, 13
+BOS, EOS = 1, 2
+
+MISTAKES = (
+    Mistake(
+        "encoder_ignores_valid_lens",
+        "the encoder blocks are not given src_valid_len, so the source's "
+        "padding is attended to and changes the encoding.",
+    ),
+    Mistake(
+        "decoder_ignores_valid_lens",
+        "the decoder blocks are not given src_valid_len, so the "
+        "encoder-decoder attention reads the source's padding.",
+    ),
+    Mistake(
+        "no_positional_encoding",
+        "the encoder adds no positional encoding: self-attention alone is "
+        "blind to word order, so a reversed sentence encodes to the "
+        "reversed encoding.",
+    ),
+    Mistake(
+        "prefix_dropped",
+        "step_fn decodes only the newest token, not the whole prefix: the "
+        "decoder runs without a cache, so it must see every earlier token.",
+    ),
+)
+_BY_NAME = {m.name: m for m in MISTAKES}
+
+
+# -- the parts, each checked by its own grader ------------------------------
+
+
+class _Only:
+    """A pytest plugin that keeps, of each part's grader, the checks that
+    matter to the capstone."""
+
+    def __init__(self, wanted: dict[str, tuple[str, ...]]):
+        self.wanted = wanted
+
+    def pytest_collection_modifyitems(self, config, items) -> None:
+        keep, drop = [], []
+        for item in items:
+            module = Path(item.nodeid.partition("::")[0]).stem[len("test_") :]
+            prefixes = self.wanted.get(module)
+            name = item.nodeid.partition("::")[2]
+            if prefixes is None or (prefixes and not name.startswith(prefixes)):
+                drop.append(item)
+            else:
+                keep.append(item)
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+            items[:] = keep
+
+
+def grade_parts(config) -> list:
+    """Grade the parts with their own graders on the capstone's
+    implementation, as the capstone is graded (sandboxed or not)."""
+    lessons = [curriculum.find(module) for module in MODULES.values()]
+    wanted = {module: checks for module, _, checks in PARTS.values()}
+    outer = _probe_runner()
+    try:
+        return _runner.grade(
+            lessons,
+            impl=str(config.getoption("--impl")),
+            timeout=(
+                config.getoption("--probe-timeout")
+                if config.getoption("--sandbox")
+                else float(config.getoption("timeout") or 120)
+            ),
+            sandbox=bool(config.getoption("--sandbox")),
+            lesson_timeout=config.getoption("--lesson-timeout"),
+            plugins=[_Only(wanted)],
+            allow_weaker_sandbox=bool(
+                config.getoption("--allow-weaker-sandbox")
+            ),
+        )
+    finally:  # the parts' session installed (and closed) its own runner
+        _set_probe_runner(outer)
+
+
+def verdict(results) -> Exception | None:
+    """The first part that fails its own grader, as the exception its
+    capstone check raises (None when every part passes)."""
+    what = {module: gives for module, gives, _ in PARTS.values()}
+    for result in results:
+        graded = [c for c in result.checks if c.status != "skipped"]
+        bad = [c for c in graded if c.status != "passed"]
+        tag, gives = result.lesson.tag, what[result.lesson.module]
+        if not graded:
+            return CheckFailed(
+                f"your {tag} {gives}: its grader found no checks"
+            )
+        if not bad:
+            continue
+        first = bad[0].message.splitlines()[0] if bad[0].message else ""
+        if all(c.status == "not_started" for c in graded):
+            return NotStarted(
+                f"your {tag} {gives} is not started: do {tag} first ({first})"
+            )
+        return CheckFailed(
+            f"your {tag} {gives} fails its own grader ({len(bad)} of "
+            f"{len(graded)} checks, first {bad[0].name}: {first}): fix "
+            f"{tag} first"
+        )
+    return None
+
+
+@pytest.fixture(scope="module")
+def parts_ok(request):
+    """Grades the parts once per grade; each capstone check raises the
+    same verdict when one of them fails."""
+    problem = verdict(grade_parts(request.config))
+
+    def check() -> None:
+        if problem is not None:
+            raise problem
+
+    return check
+
+
+@pytest.mark.points(4)
+def test_your_parts_pass_their_own_graders(parts_ok):
+    parts_ok()
+
+
+# -- the assembly, untrained ------------------------------------------------
+
+
+def _parts(m, modules: dict):
+    folder = Path(m.__file__).parent
+    return m.Parts(
+        **{role: _impl.load(name, folder) for role, name in modules.items()}
+    )
+
+
+def _model(m, modules):
+    return m.CapstoneTransformer(
+        _parts(m, modules),
+        V_SRC,
+        V_TGT,
+        num_hiddens=D,
+        ffn_num_hiddens=12,
+        num_heads=H,
+        num_blks=2,
+        dropout=0.0,
+    )
+
+
+@lesson.probe
+def run_assembly(m, modules, src, src_len, dec_input, variants):
+    """Logits and encodings of `src` and of each variant source."""
+    model = _model(m, modules)
+    out = {}
+    for name, source in {"src": src, **variants}.items():
+        enc = model.encode(source, src_len, training=False)
+        logits = model.decode(dec_input, enc, src_len, training=False)
+        out[name] = {"enc": enc, "logits": logits}
+    return out
+
+
+@lesson.probe
+def run_translate(m, modules, src, src_len, max_len):
+    """Greedy translations (beam 1), then, for judging them, the decoder
+    on <bos> + each translation and on each token alone."""
+    parts = _parts(m, modules)
+    model = _model(m, modules)
+    ids = m.translate(
+        model,
+        parts.seq2seq.beam_search,
+        src,
+        src_len,
+        BOS,
+        EOS,
+        max_len,
+        beam_size=1,
+    )
+    ids = [[int(t) for t in row] for row in ids]
+    full, alone = [], []
+    for b, row in enumerate(ids):
+        enc = model.encode(src[b : b + 1], src_len[b : b + 1], training=False)
+        tokens = np.asarray([[BOS, *row]], dtype="int32")
+        full.append(model.decode(tokens, enc, src_len[b : b + 1])[0])
+        steps = tokens.shape[1]
+        lens = np.repeat(src_len[b : b + 1], steps)
+        each = model.decode(tokens.T, np.repeat(enc, steps, 0), lens)
+        alone.append(each[:, 0])  # (len + 1, V): every token alone
+    return {"ids": ids, "full": full, "alone": alone}
+
+
+def _sources(rng):
+    src = rng.integers(3, V_SRC, size=(B, S)).astype("int32")
+    src_len = np.array([4, 7, 2], dtype="int32")
+    dec_input = rng.integers(3, V_TGT, size=(B, T)).astype("int32")
+    dec_input[:, 0] = BOS
+    return src, src_len, dec_input
+
+
+def test_padding_is_ignored(parts_ok, rng):
+    parts_ok()
+    src, src_len, dec_input = _sources(rng)
+    padded = src.copy()
+    for b, n in enumerate(src_len):
+        padded[b, n:] = rng.integers(3, V_SRC, size=S - n)
+    got = run_assembly(MODULES, src, src_len, dec_input, {"padded": padded})
+    expect_shape(got["src"]["logits"], (B, T, V_TGT), "decode logits")
+    expect_shape(got["src"]["enc"], (B, S, D), "encode output")
+    enc, enc_padded = got["src"]["enc"], got["padded"]["enc"]
+    valid = np.arange(S)[None, :] < src_len[:, None]  # (B, S)
+    if not np.allclose(enc[valid], enc_padded[valid], atol=1e-5):
+        fail(
+            [
+                "encode: changing only the source's padding (tokens at or "
+                "past src_valid_len) changed the encoding of real tokens."
+            ],
+            _BY_NAME["encoder_ignores_valid_lens"],
+        )
+    diff = np.abs(got["src"]["logits"] - got["padded"]["logits"]).max()
+    if diff > 1e-5:
+        fail(
+            [
+                "decode: changing only the source's padding changed the "
+                f"logits (max |diff| {diff:.3g}) although the encoding of "
+                "the real tokens stayed the same."
+            ],
+            _BY_NAME["decoder_ignores_valid_lens"],
+        )
+
+
+def test_decoder_reads_the_source(parts_ok, rng):
+    parts_ok()
+    src, src_len, dec_input = _sources(rng)
+    other = src.copy()
+    other[:, 0] = 3 + (src[:, 0] - 3 + 1) % (V_SRC - 3)  # a real token
+    got = run_assembly(MODULES, src, src_len, dec_input, {"other": other})
+    diff = np.abs(got["src"]["logits"] - got["other"]["logits"]).max(-1)
+    if not (diff > 1e-6).all():
+        b, t = np.argwhere(diff <= 1e-6)[0]
+        fail(
+            [
+                "decode: a different first source word left the logits of "
+                f"sentence {b}, step {t} unchanged: the decoder blocks must "
+                "attend to the encoder's outputs (enc_outputs)."
+            ]
+        )
+
+
+def test_encoder_knows_positions(parts_ok, rng):
+    parts_ok()
+    src, _, dec_input = _sources(rng)
+    full = np.full(B, S, dtype="int32")
+    got = run_assembly(MODULES, src, full, dec_input, {"rev": src[:, ::-1]})
+    enc, enc_rev = got["src"]["enc"], got["rev"]["enc"]
+    if np.allclose(enc_rev, enc[:, ::-1], atol=1e-5):
+        fail(
+            [
+                "encode: the reversed sentence encodes to the reversed "
+                "encoding (max |diff| "
+                f"{np.abs(enc_rev - enc[:, ::-1]).max():.3g}): the "
+                "encoder sees no positions."
+            ],
+            _BY_NAME["no_positional_encoding"],
+        )
+
+
+def test_translate_searches_over_the_decoder(parts_ok, rng):
+    parts_ok()
+    src, src_len, _ = _sources(rng)
+    max_len = 6
+    got = run_translate(MODULES, src, src_len, max_len)
+    for b, row in enumerate(got["ids"]):
+        if len(row) > max_len:
+            fail([f"translate: {len(row)} tokens for max_len {max_len}"])
+        full = np.asarray(got["full"][b])  # (len + 1, V)
+        alone = np.asarray(got["alone"][b])
+        best = full.argmax(-1)  # the greedy token after each prefix
+        want = [int(t) for t in best[: len(row)]]
+        ended = len(row) == max_len or best[len(row)] == EOS
+        if want == row and ended:
+            continue
+        lines = [
+            f"translate, beam 1, sentence {b}: got ids {row}; greedy "
+            f"decoding of the prefixes gives {want + [int(best[len(row)])]}"
+            f" ({EOS} is <eos>)."
+        ]
+        chain = [int(t) for t in alone.argmax(-1)]
+        if chain[: len(row)] == row:
+            fail(lines, _BY_NAME["prefix_dropped"])
+        fail(lines)
+
+
+# -- trained --------------------------------------------------------------
+
+
+@lesson.probe
+def run_capstone(m, modules, sources):
+    """Train on the embedded corpus, translate `sources`; the attention
+    maps of the longest source."""
+    parts = _parts(m, modules)
+    pairs = m2t_data.translation_pairs("embedded", "train")
+    out = m.run(parts, pairs, sources)
+    i = int(np.argmax([len(s.split(" ")) for s in sources]))
+    src, tgt = out["src"], out["tgt"]
+    num_steps = src.tokens.shape[1]
+    x, x_len = m.encode_sentences(parts, [sources[i]], src.vocab, num_steps)
+    words = out["translations"][i].split(" ") if out["translations"][i] else []
+    dec = [tgt.vocab["<bos>"], *(tgt.vocab[w] for w in words)]
+    dec = np.asarray([dec[:num_steps]], dtype="int32")
+    maps = out["model"].attention_maps(x, x_len, dec)
+    return {
+        "translations": list(out["translations"]),
+        "losses": out["losses"],
+        "seconds": float(out["seconds"]),
+        "maps": maps,
+        "map_of": i,
+        "source_len": int(x_len[0]),
+    }
+
+
+@pytest.mark.points(12)
+def test_trains_to_held_out_bleu(parts_ok):
+    parts_ok()
+    held_out = m2t_data.translation_pairs("embedded", "test")[:HELD_OUT]
+    sources = [s for s, _ in held_out]
+    got = run_capstone(MODULES, sources)
+    translations = got["translations"]
+    if len(translations) != len(held_out) or not all(
+        isinstance(t, str) for t in translations
+    ):
+        fail([f"{len(translations)} translations for {len(held_out)} sources"])
+    scores = [
+        bleu(p, r, 2) for p, (_, r) in zip(translations, held_out, strict=True)
+    ]
+    mean = float(np.mean(scores))
+    maps = got["maps"]
+    steps = got["source_len"]
+    for title, weights in maps.items():
+        weights = np.asarray(weights)
+        if weights.ndim != 3:
+            fail([f"{title}: weights of shape {weights.shape}, want (H, T, S)"])
+        if not np.allclose(weights[..., :steps].sum(-1), 1, atol=1e-4):
+            fail([f"{title}: rows do not sum to 1 over the real source"])
+    if mean < BLEU_TARGET:
+        worst = int(np.argmin(scores))
+        losses = ", ".join(f"{x:.3f}" for x in got["losses"])
+        fail(
+            [
+                f"held-out BLEU {mean:.3f} on {len(held_out)} pairs, below "
+                f"the target {BLEU_TARGET} (trained {got['seconds']:.0f} s; "
+                f"loss per epoch {losses}).",
+                f"  e.g. {sources[worst]} => {translations[worst]} "
+                f"(reference {held_out[worst][1]}, BLEU {scores[worst]:.3f})",
+            ]
+        )

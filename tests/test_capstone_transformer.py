@@ -1,0 +1,99 @@
+"""Capstone B (lesson 24): it refuses to run on a broken part and names the
+lesson to fix; on the solutions it trains to held-out BLEU >= 0.9 (slow).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from m2t import ROOT
+from m2t import curriculum
+from m2t.authoring import mutants
+from m2t.grading import runner
+
+CAPSTONE = curriculum.find("24")
+GRADER = CAPSTONE.grader
+
+
+def _grader_parts() -> dict:
+    spec = importlib.util.spec_from_file_location("_capstone_grader", GRADER)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.MODULES
+
+
+def _submission(folder: Path, broken: str, mistake: str) -> Path:
+    """The solutions of the capstone and its parts, with `broken`'s
+    `mistake` (one of its catalogued mutants) put in."""
+    folder.mkdir()
+    for module in (CAPSTONE.module, *CAPSTONE.parts):
+        shutil.copy(ROOT / "solutions" / f"{module}.py", folder)
+    path = folder / f"{broken}.py"
+    path.write_text(
+        mutants.mutate(
+            path.read_text(encoding="utf-8"),
+            mutants.catalogue(broken)[mistake],
+            f"{broken} [{mistake}]",
+        ),
+        encoding="utf-8",
+    )
+    return folder
+
+
+def test_the_curriculum_stages_the_parts_the_grader_checks():
+    assert set(_grader_parts().values()) == set(CAPSTONE.parts)
+
+
+def test_a_broken_part_is_named_and_nothing_is_trained(tmp_path):
+    folder = _submission(
+        tmp_path / "alice", "l18_multihead_attention", "no_scale"
+    )
+    (result,) = runner.grade([CAPSTONE], impl=str(folder))
+    assert result.checks and all(c.status == "failed" for c in result.checks)
+    for check in result.checks:
+        assert "your l18 MultiHeadAttention fails its own grader" in (
+            check.message
+        ), check.message
+        assert "fix l18 first" in check.message
+        assert "BLEU" not in check.message  # refused before training
+    training = next(c for c in result.checks if "bleu" in c.name)
+    assert training.seconds < 30, "the refusal took long enough to train"
+
+
+def test_the_refusal_holds_in_the_sandbox(tmp_path):
+    folder = _submission(
+        tmp_path / "bob", "l20_transformer", "residual_missing"
+    )
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "m2t",
+            "grade",
+            "24",
+            "--submission",
+            str(folder),
+            "--allow-weaker-sandbox",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=ROOT,
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "fix l20 first" in proc.stdout, proc.stdout
+
+
+@pytest.mark.slow
+def test_the_solutions_reach_the_bleu_target():
+    (result,) = runner.grade([CAPSTONE], impl="solutions", timeout=600)
+    failing = [
+        (c.name, c.message) for c in result.checks if c.status != "passed"
+    ]
+    assert result.status == "passed", failing
