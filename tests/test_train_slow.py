@@ -35,9 +35,9 @@ MEASURED_WITH = {"op_threads": 0}  # TensorFlow's default threads
 # The short form: d2l's real files through the same pipelines, a few
 # steps each: the data is what the book uses and the models learn from it.
 D2L_SIZES = {
-    # d2l's 600-pair fra-eng with min_freq 2 (its printout: 195, 214
-    # with the three reserved tokens and <unk>).
-    "translation": "600 training pairs, vocab 195 -> 214",
+    # d2l's 600 first pairs of fra-eng, words seen twice or more, with
+    # <unk>, <pad>, <bos> and <eos>.
+    "translation": "600 training pairs, vocab 184 -> 201",
     "language": "time_machine (real)",
 }
 

@@ -4,7 +4,7 @@
                     [--lr LR] [--strategy auto|default|mirrored|multiworker|tpu]
                     [--cpu-replicas N] [--mixed-precision] [--jit on|off|auto]
                     [--out DIR] [--resume] [--overwrite] [--seed S]
-                    [--smoke | --quick] [--set KEY=VALUE]
+                    [--smoke] [--set KEY=VALUE]
     m2t train --list
 
 One piece per idea: strategy.py (which strategy), data.py (batches in a

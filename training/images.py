@@ -10,7 +10,6 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-import keras
 import numpy as np
 import tensorflow as tf
 
@@ -179,18 +178,8 @@ def prepare(
         )
         return {"quality": quality, "plots": [png.name]}
 
-    def build():
-        net = BUILDERS[recipe.name](module, hp)
-        momentum = hp.get("batchnorm_momentum")
-        if momentum is not None:
-            # Keras has no public walk over the layers inside custom ones.
-            for layer in net._flatten_layers():
-                if isinstance(layer, keras.layers.BatchNormalization):
-                    layer.momentum = float(momentum)
-        return net
-
     return Task(
-        build=build,
+        build=lambda: BUILDERS[recipe.name](module, hp),
         example=np.zeros((1, side, side, 1), np.float32),
         loss=cross_entropy,
         train=examples(train),

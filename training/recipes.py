@@ -34,9 +34,6 @@ class Recipe:
         settings: d2l's hyper-parameters.
         per_data: settings that differ by data source ("embedded", "real").
         smoke: the short form (tiny sizes, a few steps) used by the tests.
-        quick: a setting that shows the model learn in a few minutes on
-            2 CPU cores (images: smaller inputs, fewer images, the same
-            architecture; `--quick`), or empty.
         notes: where the settings differ from d2l, and why.
         needs: other reference modules the family uses (vocabulary,
             BLEU, greedy prediction).
@@ -49,7 +46,6 @@ class Recipe:
     settings: dict[str, Any]
     per_data: dict[str, dict[str, Any]] = field(default_factory=dict)
     smoke: dict[str, Any] = field(default_factory=dict)
-    quick: dict[str, Any] = field(default_factory=dict)
     notes: str = ""
     needs: tuple[str, ...] = ()
 
@@ -73,24 +69,16 @@ class Recipe:
         source: str,
         *,
         smoke: bool = False,
-        quick: bool = False,
         overrides: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """The settings for one run: d2l's, then per data, the short form
-        (`smoke`) or the quick one, then the overrides."""
+        """The settings for one run: d2l's, then per data, smoke, overrides."""
         if source not in ("embedded", "real"):
             raise ValueError(
                 f"`data` must be 'embedded' or 'real', got {source!r}"
             )
-        if smoke and quick:
-            raise ValueError("--smoke and --quick: choose one")
-        if quick and not self.quick:
-            raise ValueError(f"{self.name} has no --quick setting")
         resolved = {**self.settings, **self.per_data.get(source, {})}
         if smoke:
             resolved.update(self.smoke)
-        if quick:
-            resolved.update(self.quick)
         for key, value in (overrides or {}).items():
             if value is None:
                 continue
@@ -107,7 +95,7 @@ class Recipe:
 
 
 # Settings any recipe accepts though none sets them by default.
-OPTIONAL_SETTINGS = ("max_steps", "batchnorm_momentum")
+OPTIONAL_SETTINGS = ("max_steps",)
 
 # Counts that must be whole numbers >= 1; numbers that must be finite and
 # > 0; the command-line flag that sets a setting, where there is one.
@@ -196,24 +184,7 @@ _MT_NOTES = (
 )
 
 
-# Quick: the same networks on smaller inputs and a third of the images,
-# Adam instead of d2l's SGD rates (which need d2l's epochs), and batch
-# normalisation's test-time averages moving at PyTorch's pace (d2l's
-# momentum 0.1, Keras's 0.9): with Keras's 0.99 they still hold most of
-# their initial values after the few hundred steps of a quick run.
-_IMAGE_QUICK = {
-    "examples": 2048,
-    "epochs": 4,
-    "batch_size": 64,
-    "optimizer": "adam",
-    "lr": 0.001,
-    "batchnorm_momentum": 0.9,
-}
-
-
-def _image(
-    name, lesson, title, settings, notes="", smoke=None, quick=None
-) -> Recipe:
+def _image(name, lesson, title, settings, notes="", smoke=None) -> Recipe:
     base = {
         "optimizer": "sgd",
         "clip": None,
@@ -230,7 +201,6 @@ def _image(
         title,
         {**base, **settings},
         smoke={**_IMAGE_SMOKE, **(smoke or {})},
-        quick={**_IMAGE_QUICK, **(quick or {})},
         notes=(
             "Fashion-MNIST with --data real (TFDS, must be prepared); "
             "toy_shapes by default. " + notes
@@ -317,7 +287,6 @@ RECIPES: dict[str, Recipe] = {
             "AlexNet",
             {"lr": 0.01, "batch_size": 128, "resize": 224},
             smoke={"resize": 72, "ratio": 16},
-            quick={"resize": 72},
         ),
         _image(
             "vgg",
@@ -325,7 +294,6 @@ RECIPES: dict[str, Recipe] = {
             "VGG-11, channels / 4 (d2l's small_conv_arch)",
             {"lr": 0.05, "batch_size": 128, "resize": 224, "ratio": 4},
             smoke={"resize": 32, "ratio": 16},
-            quick={"resize": 32},
         ),
         _image(
             "nin",
@@ -333,7 +301,6 @@ RECIPES: dict[str, Recipe] = {
             "Network in Network",
             {"lr": 0.1, "batch_size": 128, "resize": 224},
             smoke={"resize": 72, "ratio": 8},
-            quick={"resize": 72},
         ),
         _image(
             "googlenet",
@@ -341,7 +308,6 @@ RECIPES: dict[str, Recipe] = {
             "GoogLeNet",
             {"lr": 0.1, "batch_size": 128, "resize": 96},
             smoke={"resize": 32},
-            quick={"resize": 32},
         ),
         _image(
             "resnet18",
@@ -349,7 +315,6 @@ RECIPES: dict[str, Recipe] = {
             "ResNet-18",
             {"lr": 0.05, "batch_size": 256, "resize": 96, "ratio": 1},
             smoke={"resize": 32, "ratio": 8},
-            quick={"resize": 32},
         ),
         _image(
             "densenet",
@@ -357,7 +322,6 @@ RECIPES: dict[str, Recipe] = {
             "DenseNet",
             {"lr": 0.1, "batch_size": 256, "resize": 96, "ratio": 1},
             smoke={"resize": 32, "ratio": 8},
-            quick={"resize": 32},
         ),
         Recipe(
             "ar_mlp",

@@ -49,7 +49,6 @@ class Options:
     resume: bool = False
     seed: int = 0
     smoke: bool = False
-    quick: bool = False
     settings: dict[str, Any] = field(default_factory=dict)
     verbose: int = 1
     cpu_replicas: int = 2
@@ -253,7 +252,6 @@ def _train(
         "versions": _versions(),
         "seed": options.seed,
         "smoke": options.smoke,
-        "quick": options.quick,
     }
     if placement.is_chief:
         _finish(report, out, task, net, trainer, backup, say)
@@ -282,7 +280,6 @@ def _settings(recipe, options: Options) -> dict:
     return recipe.resolve(
         options.data,
         smoke=options.smoke,
-        quick=options.quick,
         overrides={**options.settings, **flags},
     )
 

@@ -47,7 +47,6 @@ def cmd_train(args: argparse.Namespace) -> int:
         resume=args.resume,
         seed=args.seed,
         smoke=args.smoke,
-        quick=args.quick,
         settings=settings,
         verbose=args.verbose,
         cpu_replicas=args.cpu_replicas,
@@ -141,12 +140,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     train.add_argument("--seed", type=int, default=0)
     train.add_argument(
         "--smoke", action="store_true", help="tiny sizes, a few steps"
-    )
-    train.add_argument(
-        "--quick",
-        action="store_true",
-        help="image models: see it learn in minutes on a CPU (smaller "
-        "inputs, fewer images, the same network)",
     )
     train.add_argument(
         "--set",
