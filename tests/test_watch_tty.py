@@ -16,11 +16,14 @@ import threading
 import time
 
 from m2t import ROOT
+from m2t import curriculum
 from tests.test_student_loop import ENV
 from tests.test_student_loop import L16
 from tests.test_student_loop import repo  # noqa: F401  (the fixture)
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+COURSE = list(curriculum.graded())
+NEXT = COURSE[COURSE.index(L16) + 1]  # where watch goes once l16 passes
 
 
 class Terminal:
@@ -144,7 +147,7 @@ def test_watch_in_a_terminal_survives_saves_errors_and_the_fix(repo):  # noqa: F
         assert "(saved again: regrading)" in graded, graded
         assert graded.count("Watching") == 1, graded  # straight to the regrade
         assert re.search(r"ok  l16 passes: (\d+)/\1 checks", graded), graded
-        assert "next: l17" in graded and "== l17 " in graded, graded
+        assert f"next: {NEXT.tag}" in graded and f"== {NEXT.tag} " in graded
         assert proc.poll() is None, "watch ended"
 
         screen.type("\x03")  # Ctrl-C, typed
@@ -159,4 +162,4 @@ def test_watch_in_a_terminal_survives_saves_errors_and_the_fix(repo):  # noqa: F
     state = json.loads((repo / ".m2t" / "state.json").read_text())
     assert state[L16.module]["status"] == "passed", state
     assert state[L16.module]["passed"] == state[L16.module]["checks"] > 0
-    assert state["l17_bahdanau_attention"]["status"] == "not_started", state
+    assert state[NEXT.module]["status"] == "not_started", state
