@@ -20,10 +20,15 @@ import pytest
 
 from graders.lib.contract import expect_layer_contract
 from graders.lib.contract import expect_value_errors
+from graders.lib.conventions import KERAS_LAYER_NORM_EPSILON
+from graders.lib.conventions import LAYER_NORM_EPSILON
+from graders.lib.conventions import MASK_FILL
+from graders.lib.conventions import book_vs_course
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
 from graders.lib.judge import expect_shape
+from graders.lib.judge import fail
 from graders.lib.judge import mistake_outputs
 from graders.lib.probes import gradient_check
 from graders.lib.probes import layer_contract
@@ -37,7 +42,7 @@ lesson = Lesson("l20_transformer")
 B, T, S, H, DK, F = 2, 3, 5, 4, 6, 10
 D = H * DK
 SRC_VOCAB, TGT_VOCAB, BLOCKS = 11, 13, 2
-EPSILON = 1e-5
+EPSILON = LAYER_NORM_EPSILON
 
 VALID_LENS = {
     "1d": np.array([5, 3], dtype="int32"),
@@ -77,6 +82,18 @@ DECODER_POSITIONS_RESTART = Mistake(
     "of position 0: it sits at position start = the number of cached "
     "steps.",
 )
+KERAS_EPSILON = Mistake(
+    "layer_norm_keras_epsilon",
+    book_vs_course(
+        f"the layer norm's epsilon is {KERAS_LAYER_NORM_EPSILON:g}",
+        "(TensorFlow) keeps keras.layers.LayerNormalization()'s default "
+        f"epsilon={KERAS_LAYER_NORM_EPSILON:g}",
+        f"uses epsilon={EPSILON:g}: pass LayerNormalization(epsilon="
+        f"{EPSILON:g})",
+        "the paper's code, PyTorch's LayerNorm (d2l's other frameworks) "
+        "and keras-hub use it",
+    ),
+)
 NO_SOURCE_MASK = Mistake(
     "no_source_mask",
     "the encoder-decoder attention ignores enc_valid_lens, so the decoder "
@@ -90,6 +107,7 @@ MISTAKES = (
     EMBEDDING_NOT_SCALED,
     DECODER_POSITIONS_RESTART,
     NO_SOURCE_MASK,
+    KERAS_EPSILON,
 )
 
 
@@ -130,7 +148,7 @@ def ref_attention(Xq, Xkv, keep, params):
     v = np.einsum("bsd,dhk->bhsk", Xkv, wv)
     scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(DK)  # (B, H, T, S)
     if keep is not None:
-        scores = np.where(keep[:, None], scores, -1e9)
+        scores = np.where(keep[:, None], scores, MASK_FILL)
     heads = np.einsum("bhts,bhsk->bthk", softmax(scores), v)
     return np.einsum("bthk,hkd->btd", heads, wo)
 
@@ -148,7 +166,8 @@ def ref_addnorm(X, Y, params, mistake=None):
     axis = 1 if mistake is LAYER_NORM_WRONG_AXIS else -1
     mean = Z.mean(axis, keepdims=True)
     var = Z.var(axis, keepdims=True)
-    return (Z - mean) / np.sqrt(var + EPSILON) * gamma + beta
+    eps = KERAS_LAYER_NORM_EPSILON if mistake is KERAS_EPSILON else EPSILON
+    return (Z - mean) / np.sqrt(var + eps) * gamma + beta
 
 
 def ref_encoder_block(X, valid_lens, p, mistake=None):
@@ -476,6 +495,8 @@ def run_gradient(m, X, valid_lens, probe_weights):
     import keras
     import tensorflow as tf
 
+    from m2t.grading.probe import StudentError
+
     blk = m.TransformerEncoderBlock(8, 5, 2, dtype="float64")
     blk(X, valid_lens)
     _randomize(blk, 9)
@@ -484,7 +505,19 @@ def run_gradient(m, X, valid_lens, probe_weights):
     def f(x):
         return keras.ops.sum(blk(x, valid_lens) * probe_weights)
 
-    return gradient_check(f, X)
+    # (class, compute dtype) of each sublayer that does not compute in
+    # float64: a Keras layer made without dtype= computes in float32.
+    narrow = [
+        (type(sub).__name__, str(sub.compute_dtype))
+        for sub in blk._flatten_layers(include_self=False)
+        if sub.compute_dtype != "float64"
+    ]
+    try:
+        return {"gradient": gradient_check(f, X), "narrow": narrow}
+    except (StudentError, TypeError, ValueError) as e:
+        if not narrow:
+            raise
+        return {"error": f"{type(e).__name__}: {e}", "narrow": narrow}
 
 
 # ------------------------------------------------------------------ inputs
@@ -588,7 +621,7 @@ def test_addnorm_matches_reference_and_keras_layer_norm(rng):
             X,
             Y,
             params,
-            mistakes=(RESIDUAL_MISSING, LAYER_NORM_WRONG_AXIS),
+            mistakes=(RESIDUAL_MISSING, LAYER_NORM_WRONG_AXIS, KERAS_EPSILON),
         ),
     )
     norm = keras.layers.LayerNormalization(epsilon=EPSILON)
@@ -597,7 +630,11 @@ def test_addnorm_matches_reference_and_keras_layer_norm(rng):
     expect_close(
         out,
         np.asarray(norm(X + Y), np.float64),
-        "AddNorm vs keras.layers.LayerNormalization(epsilon=1e-5)(X + Y)",
+        f"AddNorm vs keras.layers.LayerNormalization(epsilon={EPSILON:g})"
+        "(X + Y)",
+        diagnoses=_diagnoses(
+            ref_addnorm, X, Y, params, mistakes=(KERAS_EPSILON,)
+        ),
     )
 
 
@@ -853,12 +890,25 @@ def test_keras_layer_contract(kind):
 def test_encoder_block_gradient_matches_centred_differences(rng):
     """A small float64 block: X (1, 3, 8), 2 heads of 4, FFN 5."""
     X = rng.standard_normal((1, 3, 8))
-    analytic, numeric = run_gradient(
+    got = run_gradient(
         X, np.array([2], "int32"), rng.standard_normal((1, 3, 8))
     )
+    what = "TransformerEncoderBlock d(loss)/d(X) vs centred differences"
+    narrow = ", ".join(
+        f"{name}() computes in {dtype}" for name, dtype in got["narrow"]
+    )
+    hint = (
+        f"{narrow}: pass dtype=self.dtype_policy to each sublayer you make, "
+        "so the block made with dtype='float64' computes in float64 "
+        "throughout (the check needs float64's precision)."
+    )
+    if "error" in got:
+        fail([f"{what}: the block raised {got['error'].splitlines()[0]}", hint])
+    analytic, numeric = got["gradient"]
     expect_close(
         analytic,
         numeric,
-        "TransformerEncoderBlock d(loss)/d(X) vs centred differences",
+        what,
         tol=GRAD,
+        hint=hint if got["narrow"] else "",
     )

@@ -10,6 +10,10 @@ Judge side (runs in the grader, never touches student code):
   `expect_layer_contract`, `expect_value_errors`, `expect_bad_values_named`,
   `expect_dropout_only_in_training`.
 * `tolerances`: every tolerance (`F32`, `ELEMENTWISE`, `GRAD`, `EXACT`).
+* `conventions`: the constants of README's "Conventions the graders fix"
+  (`LAYER_NORM_EPSILON`, `MASK_FILL`, ...), `CONVENTIONS` (the README's
+  list, checked line for line), `book_vs_course` (the message where d2l
+  and the course differ).
 * `references`: float64 NumPy `softmax`, `sigmoid`, `bleu`.
 * `cnn_references`: float64 convolution, pooling and batch norm, the
   parameter formulas, an architecture's layer table from the formulas
@@ -19,8 +23,9 @@ Judge side (runs in the grader, never touches student code):
 
 Probe side (runs the student's code, returns plain numbers and arrays):
 
-* `probes`: `layer_contract`, `gradient_check`, `weighted_sum_gradient`,
-  `state_gradient`, `dropout_outputs`, `value_errors`.
+* `probes`: `layer_contract`, `gradient_check`, `in_float64`,
+  `weighted_sum_gradient`, `state_gradient`, `dropout_outputs`,
+  `value_errors`.
 * `cnn_probes`: `layer_table`, `transfer`, `transfer_named`, `train_steps`.
 
 A check a second grader needs goes here: the probe half in `probes` (or

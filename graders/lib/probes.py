@@ -133,6 +133,30 @@ def _one_step(
     }
 
 
+def in_float64(f: Callable[..., Any], *args: Any) -> Any:
+    """f(*args) for a layer built with dtype="float64"; where float32
+    meets float64 inside it (a TypeError, ValueError or TensorFlow's
+    InvalidArgumentError naming float32), a StudentError that says how."""
+    import tensorflow as tf
+
+    try:
+        return f(*args)
+    except (TypeError, ValueError, tf.errors.InvalidArgumentError) as e:
+        if "float32" not in str(e):
+            raise
+        from m2t.grading.probe import StudentError
+
+        raise StudentError(
+            "a float64 check: the layer was built with dtype='float64', "
+            "but float32 meets float64 inside it ("
+            f"{type(e).__name__}: {str(e).splitlines()[0][:200]}). A "
+            "sublayer made without dtype= computes in float32 (pass "
+            "dtype=self.dtype_policy), and so does a hard-coded cast such "
+            "as d2l's tf.cast(d, dtype=tf.float32) (cast to the input's "
+            "dtype)."
+        ) from None
+
+
 def gradient_check(
     f: Callable[[Any], Any], x: np.ndarray, eps: float = GRAD_EPS
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -148,7 +172,7 @@ def gradient_check(
     xt = tf.constant(x)
     with tf.GradientTape() as tape:
         tape.watch(xt)
-        y = f(xt)
+        y = in_float64(f, xt)
     dtype = tf.as_dtype(getattr(y, "dtype", tf.float64))
     if dtype != tf.float64:  # centred differences need float64
         from m2t.grading.probe import StudentError
