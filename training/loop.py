@@ -6,8 +6,8 @@ Tensor"). `multiworker_fit` stands in for it there only, with the same
 step (`Trainer.update`), the same callbacks and the same logs. To see
 whether a later Keras lets it go, make `fit` below call `trainer.fit` for
 every strategy and run
-tests/test_train_distribute.py::test_multiworker_on_loopback; if it
-passes, delete `multiworker_fit`.
+tests/test_train_distribute.py -k loopback_workers; if they
+pass, delete `multiworker_fit`.
 """
 
 from __future__ import annotations
