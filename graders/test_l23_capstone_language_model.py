@@ -38,11 +38,11 @@ lesson = Lesson("l23_capstone_language_model")
 PARTS = (
     _parts.Part(
         "l07_language_model_data",
-        "iterators and perplexity",
+        "language-model data",
     ),
     _parts.Part(
         "l08_rnn_scratch",
-        "RNNScratch and grad_clipping",
+        "RNNScratch with grad_clipping",
         (
             "test_one_hot",
             "test_rnn_",
