@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from graders.lib.contract import expect_value_errors
+from graders.lib.conventions import book_vs_course
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.probes import value_errors
@@ -168,6 +169,14 @@ def run_vocab(m, tokens, queries, min_freq=0, reserved=None):
     }
 
 
+def _or_error(call):
+    """call() or, where it raises TypeError, {"error": its first line}."""
+    try:
+        return call()
+    except TypeError as e:
+        return {"error": f"TypeError: {str(e).splitlines()[0]}"}
+
+
 @lesson.probe
 def run_nested(m, tokens):
     vocab = m.Vocab(tokens, reserved_tokens=["<pad>"])
@@ -177,10 +186,22 @@ def run_nested(m, tokens):
         "nested": nested,
         "flat": flat,
         "single": vocab["the"],
-        "back": vocab.to_tokens(nested),
-        "back_array": vocab.to_tokens(np.array([[2, 3], [4, 0]])),
+        "back": _or_error(lambda: vocab.to_tokens([[2, 4], [0, 7], []])),
+        "back_array": _or_error(
+            lambda: vocab.to_tokens(np.array([[2, 3], [4, 0]]))
+        ),
         "back_scalar": vocab.to_tokens(np.int64(2)),
     }
+
+
+FLAT_TO_TOKENS = book_vs_course(
+    "to_tokens raised {error} on nested indices",
+    "'s to_tokens takes one flat list (int(index) for each index)",
+    "maps lists, tuples and arrays of indices, nested to any depth, element "
+    "by element, as vocab[...] maps tokens",
+    "so vocab.to_tokens(vocab[x]) gives x back for every x vocab[...] takes, "
+    "a batch of lines (B, T) included",
+)
 
 
 @lesson.probe
@@ -356,6 +377,8 @@ def test_nested_lookups_and_to_tokens():
         "back_scalar": "the",
     }
     for key, want in expected.items():
+        if isinstance(facts[key], dict):
+            expect(False, FLAT_TO_TOKENS.format(error=facts[key]["error"]))
         expect(
             facts[key] == want,
             f"Vocab lookups ({key}): expected {want!r}, got {facts[key]!r}. "

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from graders.lib.contract import expect_value_errors
+from graders.lib.conventions import book_vs_course
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
@@ -43,6 +44,16 @@ Y_NOT_SHIFTED = Mistake(
     "the labels Y equal the inputs X: Y is X one token later, the next "
     "token at each position.",
 )
+OFFSET_UP_TO_T = Mistake(
+    "offset_up_to_num_steps",
+    book_vs_course(
+        "the offset can be num_steps",
+        "draws it with random.randint(0, num_steps), num_steps included",
+        "draws it from [0, num_steps): rng.integers(num_steps)",
+        "offset num_steps cuts the corpus at the same places as offset 0, "
+        "one stretch shorter, so the cuts would not be uniform",
+    ),
+)
 PPL_NO_EXP = Mistake(
     "perplexity_no_exp",
     "perplexity without exp is the mean cross-entropy itself: take exp(mean).",
@@ -57,6 +68,7 @@ MISTAKES = (
     OFFSET_NEVER_RANDOM,
     ROWS_INTERLEAVED,
     Y_NOT_SHIFTED,
+    OFFSET_UP_TO_T,
     PPL_NO_EXP,
     PPL_SUM,
 )
@@ -140,6 +152,15 @@ def run_seeds(m, kind, corpus, B, T, seeds):
         for rng in (np.random.default_rng(3), np.random.default_rng(3))
     ]
     return firsts, generator
+
+
+@lesson.probe
+def run_sequential_offsets(m, corpus, B, T, seeds):
+    """The first token of each seed's sequential minibatches."""
+    return [
+        int(next(iter(m.seq_data_iter_sequential(corpus, B, T, s)))[0][0, 0])
+        for s in seeds
+    ]
 
 
 @lesson.probe
@@ -315,6 +336,20 @@ def test_sequential_matches_reference(seed):
         0 <= offset < T,
         f"seq_data_iter_sequential: the first token is corpus[{offset}]; "
         f"the offset must be in [0, {T}).",
+        got=np.array([float(offset == T)]),
+        diagnoses={OFFSET_UP_TO_T: np.array([1.0])},
+    )
+    # One seed's offset cannot show the range it was drawn from; 50 more
+    # seeds all miss a given one of the T + 1 values with chance 0.8**50.
+    seeds = list(range(100 * (seed + 1), 100 * (seed + 1) + 50))
+    offsets = pos[run_sequential_offsets(corpus, B, T, seeds)]
+    expect(
+        offsets.max() < T,
+        f"seq_data_iter_sequential: over seeds {seeds[0]}..{seeds[-1]} the "
+        f"offset took the values {sorted(set(offsets.tolist()))}; it must be "
+        f"in [0, {T}).",
+        got=np.array([float(offsets.max() == T)]),
+        diagnoses={OFFSET_UP_TO_T: np.array([1.0])},
     )
     for part, got, name in ((0, X, "X"), (1, Y, "Y")):
         expect_close(

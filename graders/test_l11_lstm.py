@@ -15,6 +15,7 @@ import pytest
 
 from graders.lib.contract import expect_bad_values_named
 from graders.lib.contract import expect_layer_contract
+from graders.lib.conventions import book_vs_course
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
@@ -51,7 +52,23 @@ IF_SWAPPED = Mistake(
     "the input and forget gate blocks are exchanged: the columns are "
     "ordered [i | f | c | o], input gate first, as in Keras.",
 )
-MISTAKES = (FORGET_MISSING, MEMORY_DROPPED, OUTPUT_NO_TANH, IF_SWAPPED)
+D2L_GATE_ORDER = Mistake(
+    "gates_in_d2l_order",
+    book_vs_course(
+        "the candidate and output gate blocks are exchanged",
+        "lists the LSTM's parameters i, f, o, c (W_xi, W_xf, W_xo, W_xc)",
+        "slices the (B, 4U) pre-activations [i | f | c | o]",
+        "that is the order of Keras's LSTMCell kernels, so the weights "
+        "transfer to keras.layers.LSTM",
+    ),
+)
+MISTAKES = (
+    FORGET_MISSING,
+    MEMORY_DROPPED,
+    OUTPUT_NO_TANH,
+    IF_SWAPPED,
+    D2L_GATE_ORDER,
+)
 
 
 # --------------------------------------------------- float64 references
@@ -64,6 +81,8 @@ def ref_lstm_step(x, h, c, kernel, recurrent, bias, mistake=None):
     pre_i, pre_f, pre_c, pre_o = np.split(pre, 4, axis=-1)
     if mistake is IF_SWAPPED:
         pre_i, pre_f = pre_f, pre_i
+    if mistake is D2L_GATE_ORDER:
+        pre_c, pre_o = pre_o, pre_c
     i, f, o = sigmoid(pre_i), sigmoid(pre_f), sigmoid(pre_o)
     c_cand = np.tanh(pre_c)
     if mistake is FORGET_MISSING:

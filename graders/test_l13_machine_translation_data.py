@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from graders.lib.contract import expect_value_errors
+from graders.lib.conventions import book_vs_course
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
@@ -141,12 +142,36 @@ def run_truncate_pad(m, line, num_steps, pad):
 
 @lesson.probe
 def run_build_array(m, lines, vocab, num_steps):
-    array, valid_len = m.build_array_nmt(lines, vocab, num_steps)
+    try:
+        array, valid_len = m.build_array_nmt(lines, vocab, num_steps)
+    except TypeError as e:
+        if "unhashable" not in str(e):
+            raise
+        return {"error": f"TypeError: {str(e).splitlines()[0]}"}
     return (
         np.asarray(array),
         str(np.asarray(array).dtype),
         np.asarray(valid_len),
     )
+
+
+LINE_LOOKUP = book_vs_course(
+    "build_array_nmt raised {error} on a plain dict vocabulary",
+    "looks a whole line up at once, vocab[line], which its Vocab class allows",
+    "passes any mapping of token -> id, a plain dict too: look each token "
+    "up, [vocab[token] for token in line]",
+    "build_array_nmt's contract is a mapping, and a dict cannot take a list "
+    "as a key",
+)
+
+
+def build_array(lines, vocab, num_steps):
+    """run_build_array, failing with LINE_LOOKUP where d2l's vocab[line]
+    meets a dict."""
+    got = run_build_array(lines, vocab, num_steps)
+    if isinstance(got, dict):
+        expect(False, LINE_LOOKUP.format(error=got["error"]))
+    return got
 
 
 @lesson.probe
@@ -286,7 +311,7 @@ def test_truncate_pad_keeps_any_token_type():
 
 @pytest.mark.points(2)
 def test_build_array_nmt():
-    array, dtype, valid_len = run_build_array(LINES, VOCAB, NUM_STEPS)
+    array, dtype, valid_len = build_array(LINES, VOCAB, NUM_STEPS)
     ref_array, ref_valid = ref_build_array(LINES, VOCAB, NUM_STEPS)
     expect_shape(array, (len(LINES), NUM_STEPS), "build_array_nmt array")
     expect(
@@ -317,7 +342,7 @@ def test_build_array_nmt():
 def test_go_dot_becomes_go_dot_eos_then_padding():
     """d2l's "go ." -> [47, 4, 1, 1, ...], with '<eos>' (3) appended."""
     vocab = {"<unk>": 0, "<pad>": 1, "<bos>": 2, "<eos>": 3, ".": 4, "go": 47}
-    array, _, valid_len = run_build_array([["go", "."]], vocab, 10)
+    array, _, valid_len = build_array([["go", "."]], vocab, 10)
     expected = np.array([[47, 4, 3, 1, 1, 1, 1, 1, 1, 1]])
     expect_close(
         array,
@@ -345,7 +370,7 @@ def test_valid_len_marks_exactly_the_real_tokens(rng):
         [words[i] for i in rng.integers(0, len(words), n)]
         for n in rng.integers(0, 9, 12)
     ]
-    array, _, valid_len = run_build_array(lines, VOCAB, 7)
+    array, _, valid_len = build_array(lines, VOCAB, 7)
     expect_shape(array, (len(lines), 7), "build_array_nmt array")
     expect_shape(valid_len, (len(lines),), "build_array_nmt valid_len")
     real = np.arange(7)[None, :] < np.asarray(valid_len)[:, None]

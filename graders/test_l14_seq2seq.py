@@ -20,6 +20,7 @@ import pytest
 
 from graders.lib.contract import expect_layer_contract
 from graders.lib.contract import expect_value_errors
+from graders.lib.conventions import book_vs_course
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
@@ -333,7 +334,10 @@ def run_teacher_forcing(m, Y, bos_id):
 
 @lesson.probe
 def run_bleu(m, pred, label, k):
-    return float(m.bleu(pred, label, k))
+    try:
+        return float(m.bleu(pred, label, k))
+    except ZeroDivisionError as e:
+        return {"error": f"ZeroDivisionError: {e}"}
 
 
 def _scripted_step(table, seed, vocab):
@@ -706,6 +710,16 @@ BLEU_CASES = {  # (prediction, label, k)
 }
 
 
+SHORT_BLEU = book_vs_course(
+    "bleu raised {error} for a prediction of {n} word(s), shorter than k={k}",
+    "(d2l-zh) divides by len_pred - n + 1, which is 0 once n exceeds the "
+    "prediction's length",
+    "scores a prediction shorter than k words 0.0: return it before the "
+    "n-gram loop",
+    "such a prediction has no n-grams of length k, so it matches none",
+)
+
+
 @pytest.mark.parametrize("case", list(BLEU_CASES), ids=str)
 def test_bleu(case):
     pred, label, k = BLEU_CASES[case]
@@ -715,6 +729,9 @@ def test_bleu(case):
     if case in printed:  # d2l's printouts, to 3 decimals
         assert round(expected, 3) == printed[case]
     got = run_bleu(pred, label, k)
+    if isinstance(got, dict):
+        words = len(pred.split())
+        expect(False, SHORT_BLEU.format(error=got["error"], n=words, k=k))
     expect_close(
         got,
         expected,

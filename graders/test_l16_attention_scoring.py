@@ -13,6 +13,7 @@ from functools import partial
 import numpy as np
 import pytest
 
+from graders.lib import conventions
 from graders.lib.contract import expect_dropout_only_in_training
 from graders.lib.contract import expect_layer_contract
 from graders.lib.contract import expect_value_errors
@@ -23,6 +24,7 @@ from graders.lib.judge import expect_shape
 from graders.lib.judge import mistake_outputs
 from graders.lib.probes import dropout_outputs
 from graders.lib.probes import gradient_check
+from graders.lib.probes import in_float64
 from graders.lib.probes import layer_contract
 from graders.lib.probes import value_errors
 from graders.lib.references import softmax
@@ -62,9 +64,7 @@ NO_RENORMALISE = Mistake(
     "sum to 1: mask the scores before the softmax.",
 )
 UNIFORM_EMPTY_ROWS = Mistake(
-    "uniform_empty_rows",
-    "a row with valid length 0 comes out uniform (1/S each): after the "
-    "softmax, multiply by the mask so such a row is all zeros.",
+    "uniform_empty_rows", conventions.UNIFORM_EMPTY_ROWS
 )
 WRONG_AXIS = Mistake(
     "softmax_wrong_axis",
@@ -113,7 +113,7 @@ def ref_masked_softmax(X, valid_lens, mistake=None):
     )
     if mistake is NO_RENORMALISE:
         return softmax(X) * keep
-    filled = np.where(keep, X, -1e9)
+    filled = np.where(keep, X, conventions.MASK_FILL)
     if mistake is WRONG_AXIS:
         return softmax(filled, axis=-2) * keep
     weights = softmax(filled)
@@ -211,7 +211,7 @@ def run_gradient(m, kind, q, k, v, valid_lens, probe_weights):
         if kind == "dot"
         else m.AdditiveAttention(H, dtype="float64")
     )
-    layer(q, k, v, valid_lens)  # build
+    in_float64(layer, q, k, v, valid_lens)  # build
 
     def f(x):
         out = layer(x, k, v, valid_lens)
@@ -304,6 +304,14 @@ def test_zero_valid_length_gives_all_zero_row(rng):
         not np.isnan(got).any(),
         "masked_softmax: a row with valid_len 0 produced NaN (0/0 in the "
         "softmax); it must be all zeros.",
+    )
+    uniform = np.allclose(got[0], 1.0 / S, **F32)  # float32's 1/S
+    expect(
+        not uniform,
+        f"masked_softmax row with valid_len 0: uniform (1/{S} each), "
+        "expected all zeros.",
+        got=np.array([float(uniform)]),
+        diagnoses={UNIFORM_EMPTY_ROWS: np.array([1.0])},
     )
     expect_close(
         got[0],

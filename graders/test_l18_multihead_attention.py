@@ -13,6 +13,7 @@ from functools import partial
 import numpy as np
 import pytest
 
+from graders.lib import conventions
 from graders.lib.contract import expect_dropout_only_in_training
 from graders.lib.contract import expect_layer_contract
 from graders.lib.contract import expect_value_errors
@@ -69,6 +70,9 @@ HEADS_WRONG_ORDER = Mistake(
     "feature instead of the contiguous block h*Dk:(h+1)*Dk; reshape to "
     "(B, T, H, Dk) before moving H forward.",
 )
+UNIFORM_EMPTY_ROWS = Mistake(
+    "uniform_empty_rows", conventions.UNIFORM_EMPTY_ROWS
+)
 NO_OUTPUT_PROJECTION = Mistake(
     "no_output_projection",
     "the concatenated heads are returned without W_o: the output "
@@ -81,8 +85,9 @@ MISTAKES = (
     MASK_OFF_BY_ONE,
     HEADS_WRONG_ORDER,
     NO_OUTPUT_PROJECTION,
+    UNIFORM_EMPTY_ROWS,
 )
-SOFTMAX_MISTAKES = (MASK_AFTER_SOFTMAX, MASK_OFF_BY_ONE)
+SOFTMAX_MISTAKES = (MASK_AFTER_SOFTMAX, MASK_OFF_BY_ONE, UNIFORM_EMPTY_ROWS)
 
 
 # --------------------------------------------------- float64 references
@@ -121,7 +126,8 @@ def ref_masked_softmax(scores, valid_lens, mistake=None):
     keep = _keep(lens, b, t, s)[:, None]  # (B, 1, T, S)
     if mistake is MASK_AFTER_SOFTMAX:
         return softmax(scores) * keep
-    return softmax(np.where(keep, scores, -1e9)) * keep
+    weights = softmax(np.where(keep, scores, conventions.MASK_FILL))
+    return weights if mistake is UNIFORM_EMPTY_ROWS else weights * keep
 
 
 def ref_mha(q, k, v, valid_lens, params, mistake=None):

@@ -183,3 +183,283 @@ def test_the_solution_passes_the_ported_checks(module, tmp_path):
         ["test_addnorm_matches_reference", "test_encoder_block_gradient"],
     )
     assert not failures(results), results
+
+
+# ---------------------------------------------------------- lesson 07
+def test_d2l_sequential_offset_up_to_num_steps_is_caught_on_every_seed(
+    tmp_path,
+):
+    """d2l's seq_data_iter_sequential: offset = random.randint(0, num_steps),
+    both ends included."""
+    results = grade_port(
+        "l07_language_model_data",
+        tmp_path,
+        ["test_sequential_matches_reference"],
+        replace=[
+            (
+                "offset = int(rng.integers(num_steps))\n    num_tokens",
+                "offset = int(rng.integers(0, num_steps, endpoint=True))\n"
+                "    num_tokens",
+            )
+        ],
+    )
+    bad = failures(results)
+    assert len(bad) == len(results) == 3, results
+    for message in bad.values():
+        assert "Likely mistake [offset_up_to_num_steps]" in message, message
+        assert "random.randint(0, num_steps)" in message, message
+        assert "[0, num_steps)" in message, message
+
+
+# ---------------------------------------------------------- lessons 06-18
+def expect_book_vs_course(message: str) -> None:
+    """A message where the book and the course differ names both."""
+    assert re.search(r"d2l\W.+; this course .+ \(why: .+\)", message), message
+
+
+def test_d2l_masked_softmax_is_told_the_course_wants_zero_rows(tmp_path):
+    """d2l 10.3.1 (11.3.1): fill -1e6, softmax, no mask after."""
+    results = grade_port(
+        "l16_attention_scoring",
+        tmp_path,
+        ["test_zero_valid_length", "test_masked_weights_are_exactly_zero"],
+        append="""
+
+        def masked_softmax(X, valid_lens):
+            if valid_lens is None:
+                return ops.softmax(X, axis=-1)
+            shape = ops.shape(X)
+            lens = ops.cast(valid_lens, "int32")
+            if len(lens.shape) == 1:
+                lens = ops.repeat(lens, shape[1])
+            else:
+                lens = ops.reshape(lens, (-1,))
+            X = ops.reshape(X, (-1, shape[-1]))
+            keep = ops.arange(shape[-1], dtype="int32")[None, :] < lens[:, None]
+            X = ops.where(keep, X, -1e6)
+            return ops.softmax(ops.reshape(X, shape), axis=-1)
+        """,
+    )
+    bad = failures(results)
+    # -1e6 is fill enough: without an empty row the weights pass
+    assert (
+        "test_masked_weights_are_exactly_zero_and_rows_sum_to_one"
+        "[valid_lens_B]" not in bad
+    ), results
+    assert "test_zero_valid_length_gives_all_zero_row" in bad, results
+    for message in bad.values():
+        assert "Likely mistake [uniform_empty_rows]" in message, message
+        expect_book_vs_course(message)
+
+
+def test_d2l_masked_softmax_in_multi_head_attention(tmp_path):
+    """d2l 10.5 (11.5) masks every head with the same fill and no mask
+    after the softmax."""
+    results = grade_port(
+        "l18_multihead_attention",
+        tmp_path,
+        ["test_masked_softmax_values", "test_masked_weights_are_exactly"],
+        append="""
+
+        def masked_softmax(scores, valid_lens):
+            if valid_lens is None:
+                return ops.softmax(scores, axis=-1)
+            lens = ops.cast(valid_lens, "int32")
+            if len(lens.shape) == 1:
+                lens = lens[:, None, None, None]
+            else:
+                lens = lens[:, None, :, None]
+            keep = ops.arange(ops.shape(scores)[-1], dtype="int32") < lens
+            return ops.softmax(ops.where(keep, scores, -1e6), axis=-1)
+        """,
+    )
+    bad = failures(results)
+    assert sorted(bad) == [
+        "test_masked_softmax_values[valid_lens_BT]",
+        "test_masked_weights_are_exactly_zero_and_rows_sum_to_one"
+        "[valid_lens_BT]",
+    ], results
+    for message in bad.values():
+        assert "Likely mistake [uniform_empty_rows]" in message, message
+        expect_book_vs_course(message)
+
+
+def test_d2l_lstm_gate_order_is_named(tmp_path):
+    """d2l 9.2 (10.1) creates W_xi, W_xf, W_xo, W_xc: a reader slicing the
+    course's one (B, 4U) matmul takes the gates in that order."""
+    results = grade_port(
+        "l11_lstm",
+        tmp_path,
+        ["test_"],
+        replace=[
+            (
+                "        pre_i, pre_f, pre_c, pre_o = ops.split(pre, 4, axis=-1)"
+                "  # 4 x (B, U)\n"
+                "        i = ops.sigmoid(pre_i)  # how much of the candidate to "
+                "write\n"
+                "        f = ops.sigmoid(pre_f)  # how much of the old memory to "
+                "keep\n"
+                "        c_cand = ops.tanh(pre_c)\n"
+                "        o = ops.sigmoid(pre_o)  # how much of the memory to show\n",
+                "        I, F, O, C = ops.split(pre, 4, axis=-1)\n"
+                "        i, f, o = ops.sigmoid(I), ops.sigmoid(F), ops.sigmoid(O)\n"
+                "        c_cand = ops.tanh(C)\n",
+            )
+        ],
+    )
+    bad = failures(results)
+    assert bad, results
+    named = [m for m in bad.values() if "Likely mistake [" in m]
+    assert named, bad
+    for message in named:
+        assert "Likely mistake [gates_in_d2l_order]" in message, message
+        expect_book_vs_course(message)
+
+
+def test_d2l_line_lookup_on_a_plain_dict_is_explained(tmp_path):
+    """d2l 9.5.4 (10.5.4): build_array_nmt looks each line up whole."""
+    results = grade_port(
+        "l13_machine_translation_data",
+        tmp_path,
+        ["build_array", "go_dot"],
+        append="""
+
+        def build_array_nmt(lines, vocab, num_steps):
+            lines = [vocab[line] for line in lines]
+            lines = [line + [vocab["<eos>"]] for line in lines]
+            array = np.array(
+                [truncate_pad(line, num_steps, vocab["<pad>"]) for line in lines],
+                dtype="int32",
+            )
+            valid_len = (array != vocab["<pad>"]).astype("int32").sum(1)
+            return array, valid_len
+        """,
+    )
+    bad = failures(results)
+    assert bad, results
+    for message in bad.values():
+        assert "unhashable type: 'list'" in message, message
+        assert "[vocab[token] for token in line]" in message, message
+        expect_book_vs_course(message)
+
+
+def test_d2l_flat_to_tokens_is_explained(tmp_path):
+    """d2l 8.2.3 (9.2.3): to_tokens maps one flat list with int(index)."""
+    results = grade_port(
+        "l06_text_preprocessing",
+        tmp_path,
+        ["test_nested_lookups_and_to_tokens"],
+        replace=[
+            (
+                "        if isinstance(indices, (list, tuple)):\n"
+                "            return [self.to_tokens(i) for i in indices]\n"
+                "        return self.idx_to_token[int(indices)]\n",
+                "        if hasattr(indices, '__len__') and len(indices) > 1:\n"
+                "            return [self.idx_to_token[int(i)] for i in indices]\n"
+                "        return self.idx_to_token[indices]\n",
+            )
+        ],
+    )
+    (message,) = failures(results).values()
+    assert "TypeError" in message and "nested" in message, message
+    expect_book_vs_course(message)
+
+
+def test_d2l_zh_bleu_on_a_short_prediction_is_explained(tmp_path):
+    """d2l-zh 9.7.6: bleu divides by len_pred - n + 1."""
+    results = grade_port(
+        "l14_seq2seq",
+        tmp_path,
+        ["test_bleu"],
+        append="""
+
+        def bleu(pred_seq, label_seq, k=2):
+            pred_tokens, label_tokens = pred_seq.split(" "), label_seq.split(" ")
+            len_pred, len_label = len(pred_tokens), len(label_tokens)
+            score = math.exp(min(0, 1 - len_label / len_pred))
+            for n in range(1, k + 1):
+                num_matches, label_subs = 0, collections.defaultdict(int)
+                for i in range(len_label - n + 1):
+                    label_subs[" ".join(label_tokens[i : i + n])] += 1
+                for i in range(len_pred - n + 1):
+                    if label_subs[" ".join(pred_tokens[i : i + n])] > 0:
+                        num_matches += 1
+                        label_subs[" ".join(pred_tokens[i : i + n])] -= 1
+                score *= math.pow(
+                    num_matches / (len_pred - n + 1), math.pow(0.5, n)
+                )
+            return score
+        """,
+    )
+    assert list(failures(results)) == ["test_bleu[too_short]"], results
+    (message,) = failures(results).values()
+    assert "ZeroDivisionError" in message and "0.0" in message, message
+    expect_book_vs_course(message)
+
+
+BOOK_LESSONS = [
+    "l06_text_preprocessing",
+    "l07_language_model_data",
+    "l11_lstm",
+    "l13_machine_translation_data",
+    "l14_seq2seq",
+    "l16_attention_scoring",
+    "l18_multihead_attention",
+    "l20_transformer",
+]
+
+
+def test_every_book_vs_course_message_names_both_conventions():
+    """Every message graders make with book_vs_course, and every known
+    mistake that names d2l, says what d2l does and what the course
+    requires, each in its own words, and why."""
+    import importlib
+
+    from graders.lib import conventions
+    from graders.lib.judge import Mistake
+
+    d2l_mistakes = []
+    for module in BOOK_LESSONS:
+        grader = importlib.import_module(f"graders.test_{module}")
+        d2l_mistakes += [
+            m.explanation
+            for m in vars(grader).values()
+            # "d2l's 28 types" cites a figure where the book agrees
+            if isinstance(m, Mistake)
+            and re.search(r"\bd2l\b(?!'s \d)", m.explanation)
+        ]
+    messages = set(conventions.BOOK_VS_COURSE)
+    assert len(messages) >= 7, messages
+    assert set(d2l_mistakes) <= messages, set(d2l_mistakes) - messages
+    for message in messages:
+        expect_book_vs_course(message)
+        book = message.split(": d2l", 1)[1].split("; this course", 1)[0]
+        course = message.split("; this course", 1)[1].split("(why:", 1)[0]
+        assert book.strip() != course.strip(), message
+
+
+def test_d2l_dot_product_attention_float32_cast_is_named(tmp_path):
+    """d2l 10.3.2 (11.3.2): scores / tf.math.sqrt(tf.cast(d, tf.float32))."""
+    results = grade_port(
+        "l16_attention_scoring",
+        tmp_path,
+        ["test_gradient_matches_centred_differences"],
+        replace=[
+            (
+                "d = ops.cast(ops.shape(queries)[-1], queries.dtype)",
+                "d = tf.cast(queries.shape[-1], dtype=tf.float32)",
+            ),
+            (
+                "ops.swapaxes(keys, -1, -2)) / ops.sqrt(d)",
+                "ops.swapaxes(keys, -1, -2)) / tf.math.sqrt(d)",
+            ),
+            ("import keras\n", "import keras\nimport tensorflow as tf\n"),
+        ],
+    )
+    bad = failures(results)
+    assert list(bad) == ["test_gradient_matches_centred_differences[dot]"], (
+        results
+    )
+    (message,) = bad.values()
+    assert "float32 meets float64" in message, message
+    assert "tf.cast(d, dtype=tf.float32)" in message, message
