@@ -463,3 +463,17 @@ def test_d2l_dot_product_attention_float32_cast_is_named(tmp_path):
     (message,) = bad.values()
     assert "float32 meets float64" in message, message
     assert "tf.cast(d, dtype=tf.float32)" in message, message
+
+
+def test_in_float64_names_float32_and_lets_other_errors_through():
+    import tensorflow as tf
+
+    from graders.lib.probes import in_float64
+    from m2t.grading.probe import StudentError
+
+    x = tf.constant([1.0, 2.0], tf.float64)
+    with pytest.raises(StudentError, match="float32 meets float64"):
+        in_float64(lambda a: a / tf.cast(2, tf.float32), x)
+    with pytest.raises(TypeError, match="not float"):
+        in_float64(lambda a: (_ for _ in ()).throw(TypeError("not float")), x)
+    assert float(in_float64(lambda a: tf.reduce_sum(a), x)) == 3.0
