@@ -13,11 +13,18 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     if (ROOT / "training").is_dir() and str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))  # the repository's own packages
+    import importlib.util
+
     try:  # instructor side: solutions/ is not in the student edition
         from training import recipes
         from training import run
-    except ModuleNotFoundError as exc:
-        if not (exc.name or "").startswith(("solutions", "training")):
+
+        if importlib.util.find_spec("solutions") is None:
+            raise ModuleNotFoundError("no solutions/", name="solutions")
+    except (ModuleNotFoundError, ValueError) as exc:
+        # find_spec raises ValueError for a module set to None.
+        name = getattr(exc, "name", None) or "solutions"
+        if not name.startswith(("solutions", "training")):
             raise
         print(
             "m2t train: training needs the full repository (the reference "
