@@ -1,6 +1,7 @@
 """The self-check: every grader passes on solutions/ and every check fails as
 not started on the untouched lessons/; and it fails when it should."""
 
+import re
 import shutil
 
 from m2t import ROOT
@@ -139,3 +140,31 @@ def test_a_new_entry_goes_in_number_order_before_the_question_list():
         < four.index("# the list")
     )
     assert four.replace('[[lesson]]\nid = "04"\n\n', "") == text
+
+
+def test_self_check_refuses_a_solution_that_passes_only_unconfined(
+    m2t, tmp_path
+):
+    """A solution that caches a file beside itself passes in this process;
+    in the sandbox its staged folder is read-only, so the check's
+    sandboxed grade fails it, naming the checks, the layers and the time."""
+    repo = _scratch(tmp_path)
+    path = repo / "solutions" / "l16_attention_scoring.py"
+    lines = path.read_text().splitlines(keepends=True)
+    at = next(i for i, x in enumerate(lines) if "# BEGIN SOLUTION" in x)
+    indent = lines[at][: len(lines[at]) - len(lines[at].lstrip())]
+    lines.insert(at + 1, f'{indent}open(__file__ + ".cache", "w").close()\n')
+    path.write_text("".join(lines))
+
+    result = m2t("check", "16", cwd=repo)
+    out = result.stdout
+    assert result.returncode == 1, out + result.stderr
+    assert "on solutions/:" not in out, out  # unconfined, it passes
+    assert "on solutions/ in the sandbox: " in out, out
+    assert "sandbox: " in out and " in force" in out, out  # the layers
+    assert re.search(
+        r"sandbox: the solutions of 1 lesson\(s\), \d+ checks, "
+        r"graded in [\d.]+ s",
+        out,
+    ), out
+    assert (path.parent / (path.name + ".cache")).exists()

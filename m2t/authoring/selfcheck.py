@@ -2,7 +2,10 @@
 
 * lessons/ is what the generator makes from solutions/;
 * curriculum, solution, lesson, grader, hints and mutants agree;
-* every check passes on solutions/;
+* every check passes on solutions/, in this process and once more in the
+  sandbox, as `m2t grade --submission` grades a student's files (a
+  solution that writes beside itself or reads the repository passes only
+  the first);
 * every check of every exercise fails as *not started* on the untouched
   lessons/ (a check that passes there tests given code, or a solution leaked).
 """
@@ -10,11 +13,14 @@
 from __future__ import annotations
 
 import ast
+import time
+from collections.abc import Callable
 from collections.abc import Sequence
 from pathlib import Path
 
 from m2t import ROOT
 from m2t import curriculum
+from m2t import settings
 from m2t.authoring import make_lessons
 from m2t.authoring import mutants
 from m2t.authoring import scaffold
@@ -118,19 +124,7 @@ def verify(
 ) -> list[str]:
     """Problems in the two grades: a solution check that does not pass, a
     skeleton check that is not 'not started'."""
-    problems = []
-    for result in on_solutions:
-        if not result.lesson.grader.exists():
-            continue
-        if not result.checks:
-            problems.append(f"{result.lesson.tag}: the grader has no checks")
-        for check in result.checks:
-            if check.status != "passed":
-                first = check.message.splitlines()[0] if check.message else ""
-                problems.append(
-                    f"{check.lesson} {check.name}: {check.status} on "
-                    f"solutions/: {first}"
-                )
+    problems = _not_passing(on_solutions, "on solutions/")
     for result in on_skeletons:
         for check in result.checks:
             if check.status != "not_started":
@@ -143,10 +137,85 @@ def verify(
     return problems
 
 
-def run(
-    lessons: Sequence[curriculum.Lesson], skeletons: Path | None = None
+def _not_passing(results: Sequence[LessonResult], where: str) -> list[str]:
+    """A problem for each check of `results` that did not pass, and for a
+    grader without checks."""
+    problems = []
+    for result in results:
+        if not result.lesson.grader.exists():
+            continue
+        if not result.checks:
+            problems.append(f"{result.lesson.tag}: the grader has no checks")
+        for check in result.checks:
+            if check.status != "passed":
+                first = check.message.splitlines()[0] if check.message else ""
+                problems.append(
+                    f"{check.lesson} {check.name}: {check.status} {where}: "
+                    f"{first}"
+                )
+    return problems
+
+
+def sandboxed(
+    lessons: Sequence[curriculum.Lesson],
+    solutions: Path | None = None,
+    say: Callable[[str], None] | None = None,
 ) -> list[str]:
-    """All checks; `skeletons` is the folder graded as the untouched lessons."""
+    """Grade the solutions of `lessons` once in the sandbox, staged and
+    confined as `m2t grade --submission` grades a student's files (where
+    this machine lacks a layer, in the layers it has; `say` is told which).
+
+    Args:
+        lessons: the lessons (each with a solution).
+        solutions: the folder staged (solutions/ by default).
+        say: called with the sandbox's layers, then the lessons graded and
+            the seconds it took.
+
+    Returns:
+        A problem for each check that does not pass there, and for each
+        solution file the staging refused.
+    """
+    from m2t.grading import runner as grading
+    from m2t.grading import submission
+
+    if not lessons:
+        return []
+    say = say or (lambda line: None)
+    folder = Path(solutions or ROOT / "solutions")
+    start = time.perf_counter()
+    with submission.staged(folder, lessons) as (impl, notes):
+        for note in notes:
+            say(note)
+        problems = [
+            f"sandbox: solutions/{note.removeprefix('not graded: ')}"
+            for note in notes
+            if note.startswith("not graded: ")
+        ]
+        results = grading.grade(
+            lessons,
+            impl=impl,
+            timeout=settings.CHECK_TIMEOUT,
+            sandbox=True,
+            lesson_timeout=settings.LESSON_TIMEOUT,
+            allow_weaker_sandbox=True,
+        )
+    seconds = time.perf_counter() - start
+    checks = sum(len(r.checks) for r in results)
+    say(
+        f"sandbox: the solutions of {len(lessons)} lesson(s), {checks} "
+        f"checks, graded in {seconds:.1f} s"
+    )
+    return problems + _not_passing(results, "on solutions/ in the sandbox")
+
+
+def run(
+    lessons: Sequence[curriculum.Lesson],
+    skeletons: Path | None = None,
+    say: Callable[[str], None] | None = None,
+) -> list[str]:
+    """All checks; `skeletons` is the folder graded as the untouched
+    lessons; `say` hears how the sandboxed grade was confined and how long
+    it took."""
     from m2t.grading import runner as grading
 
     problems = [f"stale: {p}" for p in make_lessons.stale()]
@@ -165,4 +234,5 @@ def run(
         with_solution, impl=str(skeletons or ROOT / "lessons")
     )
     problems += catalogued(on_solutions)
-    return problems + verify(on_solutions, on_skeletons)
+    problems += verify(on_solutions, on_skeletons)
+    return problems + sandboxed(with_solution, say=say)

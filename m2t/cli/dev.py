@@ -88,6 +88,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         problems = selfcheck.run(
             curriculum.select(args.lessons),
             skeletons=Path(args.lessons_dir) if args.lessons_dir else None,
+            say=print,
         )
     for problem in problems:
         print(problem)
