@@ -17,6 +17,8 @@ import pytest
 
 from graders.lib.contract import expect_layer_contract
 from graders.lib.contract import expect_value_errors
+from graders.lib.dropout import nearest_dropped
+from graders.lib.fixtures import reference
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
@@ -57,28 +59,62 @@ DIRECTIONS_SWAPPED = Mistake(
     "the halves are concatenated as [backward, forward]; the convention "
     "(as keras.layers.Bidirectional) is [forward, backward].",
 )
-MISTAKES = (ONLY_LAST_STATE, NOT_RE_REVERSED, RUNS_FORWARD, DIRECTIONS_SWAPPED)
+DROPOUT_ON_INPUTS = Mistake(
+    "dropout_on_inputs",
+    "dropout acts on what every layer reads, the raw inputs included; it "
+    "belongs only between layers: on each layer's output sequence before "
+    "the next layer reads it.",
+)
+DROPOUT_ON_TOP = Mistake(
+    "dropout_on_top_output",
+    "the returned outputs are the top layer's sequence after dropout; "
+    "dropout acts only between layers (as d2l's nn.GRU(dropout=...)), "
+    "return the top layer's outputs as they are.",
+)
+MASK_ONLY_BOTTOM = Mistake(
+    "mask_only_bottom_layer",
+    "only the bottom layer gets the padding mask, so the layers above read "
+    "the padded steps and their states move past the sequence's end: pass "
+    "mask to every layer.",
+)
+MISTAKES = (
+    ONLY_LAST_STATE,
+    NOT_RE_REVERSED,
+    RUNS_FORWARD,
+    DIRECTIONS_SWAPPED,
+    MASK_ONLY_BOTTOM,
+    DROPOUT_ON_INPUTS,
+    DROPOUT_ON_TOP,
+)
+STACK_MISTAKES = (ONLY_LAST_STATE, MASK_ONLY_BOTTOM)  # ref_stacked's
 BIDIRECTIONAL_MISTAKES = (NOT_RE_REVERSED, RUNS_FORWARD, DIRECTIONS_SWAPPED)
 
 
 # --------------------------------------------------- float64 references
-def ref_rnn(x, h0, weights):
-    """tanh RNN (keras SimpleRNN): x (B, T, D) -> ((B, T, U), (B, U))."""
+@reference
+def ref_rnn(x, h0, weights, mask=None):
+    """tanh RNN (keras SimpleRNN): x (..., T, D) -> ((..., T, U), (..., U)).
+
+    mask (B, T): at a False step the state (and output) stays the previous
+    one, as Keras's recurrent layers do."""
     kernel, recurrent, bias = (np.asarray(w, np.float64) for w in weights)
-    h = np.zeros((x.shape[0], kernel.shape[1])) if h0 is None else h0
+    h = np.zeros((*x.shape[:-2], kernel.shape[1])) if h0 is None else h0
     outputs = []
-    for t in range(x.shape[1]):
-        h = np.tanh(x[:, t] @ kernel + h @ recurrent + bias)
+    for t in range(x.shape[-2]):
+        new = np.tanh(x[..., t, :] @ kernel + h @ recurrent + bias)
+        h = new if mask is None else np.where(mask[:, t, None], new, h)
         outputs.append(h)
-    return np.stack(outputs, axis=1), h
+    return np.stack(outputs, axis=-2), h
 
 
-def ref_stacked(x, weights, initial_state=None, mistake=None):
+@reference
+def ref_stacked(x, weights, initial_state=None, mask=None, mistake=None):
     """weights: 3 per layer, flat. -> (top outputs (B, T, U), [L x (B, U)])."""
     inputs, states = np.asarray(x, np.float64), []
     for i in range(len(weights) // 3):
         h0 = None if initial_state is None else initial_state[i]
-        outputs, h = ref_rnn(inputs, h0, weights[3 * i : 3 * i + 3])
+        seen = None if mistake is MASK_ONLY_BOTTOM and i else mask
+        outputs, h = ref_rnn(inputs, h0, weights[3 * i : 3 * i + 3], seen)
         states.append(h)
         inputs = outputs
         if mistake is ONLY_LAST_STATE:
@@ -86,6 +122,7 @@ def ref_stacked(x, weights, initial_state=None, mistake=None):
     return outputs, states
 
 
+@reference
 def ref_bidirectional(x, weights, mistake=None):
     """weights: forward (3) then backward (3) -> ((B, T, 2U), [h->, h<-])."""
     x = np.asarray(x, np.float64)
@@ -100,16 +137,25 @@ def ref_bidirectional(x, weights, mistake=None):
     return np.concatenate(halves, axis=-1), [h_forward, h_backward]
 
 
-_diagnoses = partial(mistake_outputs, mistakes=MISTAKES)
+_diagnoses = partial(mistake_outputs, mistakes=STACK_MISTAKES)
 
 
 # ------------------------------------------------------------------ probes
 @lesson.probe
-def run_stacked(m, cell, x, weights, initial_state=None):
+def run_stacked(m, cell, x, weights, initial_state=None, mask=None):
     layer = m.StackedRNN(L, U, cell=cell)
     layer(x)  # build
     layer.set_weights(weights)
-    outputs, states = layer(x, initial_state=initial_state)
+    outputs, states = layer(x, initial_state=initial_state, mask=mask)
+    return outputs, list(states)
+
+
+@lesson.probe
+def run_stacked_training(m, x, weights, num_layers):
+    layer = m.StackedRNN(num_layers, U, cell="rnn", dropout=0.5)
+    layer(x)  # build
+    layer.set_weights(weights)
+    outputs, states = layer(x, training=True)
     return outputs, list(states)
 
 
@@ -309,6 +355,91 @@ def test_stacked_dropout_only_in_training(rng):
         "StackedRNN: with dropout=0.5 and training=True the output should "
         "differ from inference; pass the sequence between layers through "
         "self.inter_layer_dropout(..., training=training).",
+    )
+
+
+@pytest.mark.points(2)
+def test_stacked_mask_reaches_every_layer(rng):
+    """Padding after step 3 of the first sequence, and an initial state:
+    every layer's last state, and the top outputs at the real steps, are
+    those of the sequence without its padding."""
+    x, lengths = _x(rng), (3, T)
+    weights = _stack_weights(rng, "rnn")
+    init = [rng.uniform(-1, 1, (B, U)).astype("float32") for _ in range(L)]
+    mask = np.arange(T)[None, :] < np.array(lengths)[:, None]  # (B, T)
+    outputs, states = run_stacked("rnn", x, weights, init, mask)
+    expect_shape(outputs, (B, T, U), "StackedRNN('rnn') outputs with a mask")
+    unpadded = [
+        ref_stacked(x[b : b + 1, :n], weights, [h[b : b + 1] for h in init])
+        for b, n in enumerate(lengths)
+    ]
+    args = (x, weights, init, mask)
+    expect_close(
+        stack_same_shape(states, "StackedRNN('rnn') states"),
+        np.concatenate([np.stack(ref[1]) for ref in unpadded], axis=1),
+        "StackedRNN('rnn') last states (L, B, U) with a padding mask: "
+        "those of each sequence without its padding",
+        diagnoses=_diagnoses(ref_stacked, *args, pick=lambda o: np.stack(o[1])),
+        hint="every layer must skip the padded steps: pass mask to each.",
+    )
+    expect_close(
+        np.asarray(outputs)[mask],
+        np.concatenate([ref[0][0] for ref in unpadded]),
+        "StackedRNN('rnn') top outputs at the real steps with a padding mask",
+        diagnoses=_diagnoses(ref_stacked, *args, pick=lambda o: o[0][mask]),
+    )
+
+
+@pytest.mark.points(2)
+def test_one_layer_stack_has_no_dropout(rng):
+    """One layer: there is nothing between layers, so dropout=0.5 in
+    training changes nothing (the top layer's outputs are returned as they
+    are, and the raw inputs are read as they are)."""
+    x = _x(rng)
+    weights = _stack_weights(rng, "rnn", layers=1)
+    outputs, states = run_stacked_training(x, weights, 1)
+    expect_shape(outputs, (B, T, U), "StackedRNN(1 layer) outputs")
+    expected, _ = ref_stacked(x, weights)
+    expect_close(
+        outputs,
+        expected,
+        "StackedRNN(num_layers=1, dropout=0.5) outputs with training=True "
+        "(no dropout acts in a one-layer stack)",
+        diagnoses={
+            DROPOUT_ON_TOP: lambda: nearest_dropped(outputs, expected, 0.5)
+        },
+        hint="dropout acts only on the sequence passed up to the next layer.",
+    )
+
+
+@pytest.mark.points(2)
+def test_dropout_spares_the_raw_inputs(rng):
+    """Two layers, training: the bottom layer reads the raw inputs, so its
+    last state is the one without dropout."""
+    x = _x(rng)
+    weights = _stack_weights(rng, "rnn", layers=2)
+    _, states = run_stacked_training(x, weights, 2)
+    bottom = np.asarray(states[0]) if len(states) else np.zeros(0)
+    expect_shape(bottom, (B, U), "StackedRNN(2 layers) bottom layer's state")
+
+    def read_dropped_inputs(dropped):  # (B, 2**(T*D), T*D) -> (B, 2**.., U)
+        steps = dropped.reshape(*dropped.shape[:-1], T, D)
+        return ref_rnn(steps, None, weights[:3])[1]
+
+    expect_close(
+        bottom,
+        ref_stacked(x, weights)[1][0],
+        "StackedRNN(num_layers=2, dropout=0.5) bottom layer's last state "
+        "with training=True (the bottom layer reads the raw inputs)",
+        diagnoses={
+            DROPOUT_ON_INPUTS: lambda: nearest_dropped(
+                bottom,
+                x.reshape(B, T * D).astype(np.float64),
+                0.5,
+                then=read_dropped_inputs,
+            )
+        },
+        hint="no dropout before the bottom layer: only between layers.",
     )
 
 
