@@ -26,6 +26,7 @@ __all__ = [
     "CHECK_COSTS",
     "CHECK_TIMEOUT",
     "HINTS_STATE",
+    "LANG_STATE",
     "LESSON_GLOB",
     "LESSON_TIMEOUT",
     "MUTANT_TIMEOUT",
@@ -98,6 +99,9 @@ failure sooner)."""
 SKELETONS = STATE_DIR / "skeletons"
 """The pristine skeletons `m2t release` ships (`m2t reset` without
 solutions/)."""
+
+LANG_STATE = STATE_DIR / "lang"
+"""The language `m2t --lang` remembered (`en` or `zh`; see m2t/i18n.py)."""
 
 BACKUPS = STATE_DIR / "backups"
 """The student's versions `m2t reset` replaced."""

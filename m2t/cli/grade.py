@@ -18,6 +18,7 @@ from collections.abc import Callable
 from collections.abc import Sequence
 from pathlib import Path
 
+from m2t import i18n
 from m2t import settings
 
 
@@ -40,7 +41,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
             refused = submission.refusal(args.allow_weaker_sandbox)
             if refused:
-                print(f"m2t: error: {refused}")
+                print(i18n.text("cli.error", error=refused))
                 return 2
             impl, notes = stack.enter_context(
                 submission.staged(Path(args.submission), lessons)
@@ -68,8 +69,19 @@ def cmd_grade(args: argparse.Namespace) -> int:
     print(reports.table(results, verbose=args.verbose))
     total = sum(r.score for r in results)
     most = sum(r.max_score for r in results)
-    what = f"submission {args.submission}" if args.submission else args.impl
-    print(f"\nscore {total:g}/{most:g} in {seconds:.1f}s ({what})")
+    what = (
+        i18n.text("grade.what_submission", path=args.submission)
+        if args.submission
+        else args.impl
+    )
+    score = i18n.text(
+        "grade.score",
+        total=f"{total:g}",
+        most=f"{most:g}",
+        seconds=f"{seconds:.1f}",
+        what=what,
+    )
+    print(f"\n{score}")
     if args.report:
         reports.write_gradescope(Path(args.report), results, seconds, notes)
     if args.junit:
@@ -112,18 +124,14 @@ def cmd_list(args: argparse.Namespace) -> int:
     if args.impl != "lessons" or folder.is_dir():
         folder = _impl.resolve(args.impl)
     else:  # an installed m2t run outside a course folder
-        print(
-            f"m2t: no lessons/ in {ROOT}: run m2t in the course folder (a "
-            "checkout or student edition), or set M2T_ROOT to it",
-            file=sys.stderr,
-        )
+        print(i18n.text("list.no_lessons", root=ROOT), file=sys.stderr)
     rows = progress.statuses(folder, state)
     current = progress.here(rows)
     width = max((len(lesson.tag) for lesson, _ in rows), default=0)
     for lesson, status in rows:
         label = status.label
         if lesson is current:
-            label += "   <- you are here"
+            label += i18n.text("list.here")
         # the question list has no module: its file instead
         name = lesson.filename if lesson.is_question_list else lesson.module
         print(f"{lesson.tag:<{width}}  {name:<40} {label}")

@@ -10,6 +10,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from m2t import i18n
+
 
 def cmd_answers_template(args: argparse.Namespace) -> int:
     from m2t import questions
@@ -22,13 +24,12 @@ def cmd_answers_template(args: argparse.Namespace) -> int:
         return 1 if problems else 0
     if path.exists() and questions.any_answered(path) and not args.force:
         print(
-            f"m2t: error: {questions.display(path)} holds answers; "
-            "use --output for a fresh copy or --force to overwrite",
+            i18n.text("questions.holds_answers", path=questions.display(path)),
             file=sys.stderr,
         )
         return 2
     path.write_text(questions.template(), encoding="utf-8")
-    print(f"wrote {questions.display(path)}")
+    print(i18n.text("questions.wrote", path=questions.display(path)))
     return 0
 
 
@@ -47,12 +48,11 @@ def cmd_explain(args: argparse.Namespace) -> int:
         or any(w.lstrip("l").zfill(2) == q.lesson for w in wanted)
     ]
     if not chosen:
-        raise ValueError(f"no question matches {' '.join(args.ids)}")
-    if key is None:
-        print(
-            "The explanations come with the key, which your instructor "
-            "releases (solutions/questions_key/)."
+        raise ValueError(
+            i18n.text("questions.no_match", ids=" ".join(args.ids))
         )
+    if key is None:
+        print(i18n.text("questions.no_key"))
         return 0
     answers = questions.read_answers(_impl.resolve(args.impl) / "answers.toml")
     shown = 0
@@ -66,15 +66,24 @@ def cmd_explain(args: argparse.Namespace) -> int:
         if not args.all and verdict.status != "correct":
             continue
         shown += 1
-        print(f"{q.id} ({q.kind}, lesson {q.lesson})")
+        print(
+            i18n.text(
+                "questions.heading", id=q.id, kind=q.kind, lesson=q.lesson
+            )
+        )
         print(questions.wrap(q.en), questions.wrap(q.zh), sep="\n")
         if args.all:
-            answer = k.answer or k.defensible or k.range or "(computed)"
-            print(f"  key: {answer}")
+            answer = (
+                k.answer
+                or k.defensible
+                or k.range
+                or i18n.text("questions.computed")
+            )
+            print(i18n.text("questions.key", answer=answer))
         print(questions.wrap(k.explanation_en))
         print(questions.wrap(k.explanation_zh), end="\n\n")
     if not shown:
-        print("No explanation to show yet: answer correctly first.")
+        print(i18n.text("questions.none_yet"))
     return 0
 
 

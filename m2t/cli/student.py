@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from m2t import i18n
 from m2t import settings
 
 
@@ -23,10 +24,7 @@ def cmd_hint(args: argparse.Namespace) -> int:
     lesson = curriculum.find(args.lesson)
     if args.reset:
         hints.reset(lesson)
-        print(
-            f"{lesson.tag}: hints locked again; `m2t hint {lesson.arg}` "
-            "shows the first."
-        )
+        print(i18n.text("hint.locked", tag=lesson.tag, arg=lesson.arg))
         return 0
     print(hints.show(lesson, repeat=args.all))
     return 0
@@ -65,32 +63,34 @@ def cmd_reset(args: argparse.Namespace) -> int:
 
     lesson = curriculum.find(args.lesson)
     if lesson.is_question_list:
-        raise ValueError(
-            "the answers file is reset with `m2t answers-template --force`"
-        )
+        raise ValueError(i18n.text("reset.answers"))
     path = ROOT / "lessons" / lesson.filename
     text, origin = reset.skeleton(lesson)
     shown = path.relative_to(ROOT)
     if path.exists() and path.read_text(encoding="utf-8") == text:
-        print(f"{shown} is already the skeleton; nothing to do.")
+        print(i18n.text("reset.already", path=shown))
         return 0
     if not args.yes:
         print(
-            f"Replace {shown} with its skeleton ({origin})? Your version "
-            f"is kept in {settings.BACKUPS.relative_to(ROOT)}/. [y/N] ",
+            i18n.text(
+                "reset.ask",
+                path=shown,
+                origin=origin,
+                backups=settings.BACKUPS.relative_to(ROOT),
+            ),
             end="",
             flush=True,
         )
         answer = sys.stdin.readline().strip().lower()
         if answer not in ("y", "yes"):
-            print("nothing changed.")
+            print(i18n.text("reset.unchanged"))
             return 1
     kept = reset.backup(path) if path.exists() else None
     reset.restore(lesson, text)
     grading.save_state([grading.LessonResult(lesson, [])], "lessons")
     if kept:
-        print(f"your version: {kept.relative_to(ROOT)}")
-    print(f"restored {shown} ({origin}).")
+        print(i18n.text("reset.kept", path=kept.relative_to(ROOT)))
+    print(i18n.text("reset.restored", path=shown, origin=origin))
     return 0
 
 
@@ -105,14 +105,9 @@ def cmd_notebook(args: argparse.Namespace) -> int:
     except ModuleNotFoundError as exc:
         if exc.name != "jupytext":
             raise
-        print(
-            "m2t notebook needs jupytext, which comes with the notebooks "
-            'extra: pip install -e ".[notebooks]" (jupytext, ipykernel, '
-            "matplotlib).",
-            file=sys.stderr,
-        )
+        print(i18n.text("notebook.needs_jupytext"), file=sys.stderr)
         return 2
-    print(f"wrote {target.relative_to(ROOT)}; open it in Jupyter.")
+    print(i18n.text("notebook.wrote", path=target.relative_to(ROOT)))
     return 0
 
 

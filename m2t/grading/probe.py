@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from m2t import ROOT
+from m2t import i18n
 from m2t import settings
 from m2t.grading import impl as _impl
 
@@ -83,7 +84,9 @@ def explain_exception(
     ]
     if isinstance(exc, SyntaxError) and exc.filename:
         where = f"{_display(exc.filename)}:{exc.lineno}"
-        return StudentError(f"{tag}: syntax error at {where}: {exc.msg}")
+        return StudentError(
+            i18n.text("probe.syntax_error", tag=tag, where=where, error=exc.msg)
+        )
     if (
         isinstance(exc, NotImplementedError)
         and frames
@@ -93,17 +96,30 @@ def explain_exception(
         what = re.sub(rf"^{tag}:\s*", "", str(exc)) or last.name
         todo = _todo_line(last.filename, last.lineno)
         where = f"{_display(last.filename)}:{todo}"
-        return NotStarted(f"{tag} {what}: not started (TODO at {where})")
+        return NotStarted(
+            i18n.text("probe.not_started", tag=tag, what=what, where=where)
+        )
     where = (
-        f" at {_display(frames[-1].filename)}:{frames[-1].lineno}"
-        f" (in {frames[-1].name})"
+        i18n.text(
+            "probe.raised_where",
+            file=_display(frames[-1].filename),
+            line=frames[-1].lineno,
+            function=frames[-1].name,
+        )
         if frames
         else ""
     )
     detail = _cause(str(exc))
     return StudentError(
-        f"{tag}: your code raised {type(exc).__name__}{where}"
-        + (f": {detail}" if detail else "")
+        i18n.text(
+            "probe.raised",
+            tag=tag,
+            type=type(exc).__name__,
+            where=where,
+            detail=i18n.text("probe.raised_detail", detail=detail)
+            if detail
+            else "",
+        )
     )
 
 

@@ -10,7 +10,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from m2t import curriculum
+from m2t import i18n
 from m2t.grading.runner import LessonResult
+from m2t.i18n import text
 
 # Characters a message may not carry to a terminal, JSON or XML: C0 and C1
 # controls but newline and tab (a carriage return or an escape sequence
@@ -28,23 +30,22 @@ def clean(text: str) -> str:
     return _UNSAFE.sub(lambda m: ascii(m.group())[1:-1], str(text))
 
 
-_MARK = {
-    "passed": "ok",
-    "failed": "FAIL",
-    "error": "ERROR",
-    "not_started": "todo",
-    "skipped": "skip",
-}
-
-
 def table(results: Sequence[LessonResult], verbose: bool = False) -> str:
     """Lesson, checks passed / total, points, status; then the first
-    message of each failing check (not-started messages once per TODO)."""
-    rows = [("lesson", "checks", "points", "time", "status")]
+    message of each failing check (not-started messages once per TODO), in
+    the run's language."""
+    rows = [
+        tuple(
+            text(f"table.{c}")
+            for c in ("lesson", "checks", "points", "time", "status")
+        )
+    ]
     for r in results:
         if not r.checks:
-            status = (
-                "no checks" if r.lesson.grader.exists() else "no grader yet"
+            status = text(
+                "status.no_checks"
+                if r.lesson.grader.exists()
+                else "status.no_grader"
             )
             rows.append((r.lesson.tag, "-", "-", "-", status))
             continue
@@ -54,12 +55,14 @@ def table(results: Sequence[LessonResult], verbose: bool = False) -> str:
                 f"{r.passed}/{len(r.checks)}",
                 f"{r.score:g}/{r.max_score:g}",
                 f"{r.seconds:.1f}s",
-                r.status.replace("_", " "),
+                text(f"status.{r.status}"),
             )
         )
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    widths = [
+        max(i18n.columns(row[i]) for row in rows) for i in range(len(rows[0]))
+    ]
     lines = [
-        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True))
+        "  ".join(i18n.ljust(c, w) for c, w in zip(row, widths, strict=True))
         for row in rows
     ]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -69,7 +72,7 @@ def table(results: Sequence[LessonResult], verbose: bool = False) -> str:
         if not failing:
             continue
         lines.append("")
-        lines.append(f"{r.lesson.tag} {r.lesson.title}:")
+        lines.append(f"{r.lesson.tag} {i18n.title(r.lesson)}:")
         for check in failing:
             message = clean(check.message)
             first = message.splitlines()[0] if message else ""
@@ -77,12 +80,13 @@ def table(results: Sequence[LessonResult], verbose: bool = False) -> str:
                 if first in seen:
                     continue
                 seen.add(first)
-                lines.append(f"  [{_MARK[check.status]}] {first}")
+                lines.append(f"  [{text('mark.not_started')}] {first}")
                 continue
             body = message if verbose else "\n".join(message.splitlines()[:4])
             body = body.replace("\n", "\n      ")
             lines.append(
-                f"  [{_MARK[check.status]}] {clean(check.name)}: {body}"
+                f"  [{text('mark.' + check.status)}] {clean(check.name)}: "
+                f"{body}"
             )
     return "\n".join(lines)
 

@@ -9,12 +9,19 @@ TODO of the lesson, in file order:
     api = "..."                # rung 2: which functions, with shapes
     near = "..."               # rung 3: a near-solution in pseudo-code
 
+    [todo.zh]                  # the same rungs in Chinese (code stays code)
+    idea = "..."
+    api = "..."
+    near = "..."
+
 The TODO is the spec (what to compute, the shapes, the conventions); the
 rungs say how, from the idea to the API to a near-solution, and never
 repeat the TODO. `m2t hint 16` shows the next rung of the first TODO that
 still raises `NotImplementedError` in the student's file, then moves on to
 the next such TODO; `.m2t/hints.json` remembers how many rungs of each TODO
-are unlocked, `--all` repeats them and `--reset` locks them again.
+are unlocked, `--all` repeats them and `--reset` locks them again. The
+rungs are shown in the run's language (`m2t.i18n`): `[todo.zh]` in
+Chinese.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from pathlib import Path
 
 from m2t import ROOT
 from m2t import curriculum
+from m2t import i18n
 from m2t.settings import HINTS_STATE
 from m2t.settings import tomllib
 
@@ -34,21 +42,40 @@ HINTS = ROOT / "lessons" / "hints"
 STATE = HINTS_STATE
 RUNGS = ("idea", "api", "near")
 """The rungs of each TODO's ladder, in the order they are shown."""
-_RUNG_NAMES = {"idea": "the idea", "api": "the API", "near": "nearly code"}
 
 
 @dataclasses.dataclass(frozen=True)
 class TodoHints:
-    """The ladder of one TODO: `where` it sits and its three rungs."""
+    """The ladder of one TODO: `where` it sits, its three rungs and their
+    Chinese (`zh`: the rungs in RUNGS order; None when the file has no
+    `[todo.zh]` for it)."""
 
     where: str
     idea: str
     api: str
     near: str
+    zh: tuple[str, str, str] | None = None
 
     @property
     def rungs(self) -> tuple[str, str, str]:
         return (self.idea, self.api, self.near)
+
+    def rungs_in(self, lang: str) -> tuple[str, str, str]:
+        """The rungs in `lang` (`en` or `zh`).
+
+        Raises:
+            i18n.MissingText: no `[todo.zh]` for this TODO, in the full
+                repository (a student edition shows the English rungs).
+        """
+        if lang == "en":
+            return self.rungs
+        if self.zh is None:
+            if (ROOT / "solutions" / "mutants").is_dir():
+                raise i18n.MissingText(
+                    f"hints of {self.where}: no [todo.{lang}] table"
+                )
+            return self.rungs
+        return self.zh
 
 
 def ladder(module: str, folder: Path = HINTS) -> tuple[TodoHints, ...]:
@@ -57,7 +84,8 @@ def ladder(module: str, folder: Path = HINTS) -> tuple[TodoHints, ...]:
 
     Raises:
         ValueError: a `[[todo]]` table without a `where`, `idea`, `api` or
-            `near` string (or with other keys), naming the file and table.
+            `near` string (or with other keys), or a `[todo.zh]` without
+            exactly the non-empty rungs, naming the file and table.
     """
     path = Path(folder) / f"{module}.toml"
     try:
@@ -78,12 +106,28 @@ def ladder(module: str, folder: Path = HINTS) -> tuple[TodoHints, ...]:
             for k in keys
             if not isinstance(table.get(k), str) or not table[k].strip()
         ]
-        if bad or set(table) - set(keys):
+        if bad or set(table) - {*keys, "zh"}:
             raise ValueError(
                 f"{path}: [[todo]] number {n} needs exactly the non-empty "
                 f"strings {', '.join(keys)}; got keys {sorted(table)}"
             )
-        found.append(TodoHints(**{k: table[k].strip() for k in keys}))
+        zh = table.get("zh")
+        if zh is not None and (
+            not isinstance(zh, dict)
+            or set(zh) != set(RUNGS)
+            or not all(isinstance(v, str) and v.strip() for v in zh.values())
+        ):
+            raise ValueError(
+                f"{path}: [todo.zh] of [[todo]] number {n} needs exactly "
+                f"the non-empty strings {', '.join(RUNGS)}; got "
+                f"{sorted(zh) if isinstance(zh, dict) else zh!r}"
+            )
+        found.append(
+            TodoHints(
+                **{k: table[k].strip() for k in keys},
+                zh=tuple(zh[r].strip() for r in RUNGS) if zh else None,
+            )
+        )
     return tuple(found)
 
 
@@ -158,8 +202,12 @@ def _steps(lesson: curriculum.Lesson) -> list[_Step]:
     if lesson.is_question_list:
         n = len(lesson.hints)
         return [_Step(lesson.module, lesson.hints, ("",) * n, False)]
-    names = tuple(_RUNG_NAMES[r] for r in RUNGS)
-    return [_Step(t.where, t.rungs, names, True) for t in ladder(lesson.module)]
+    names = tuple(i18n.text(f"hint.rung_{r}") for r in RUNGS)
+    lang = i18n.language()
+    return [
+        _Step(t.where, t.rungs_in(lang), names, True)
+        for t in ladder(lesson.module)
+    ]
 
 
 def _walk(
@@ -185,37 +233,38 @@ def left(lesson: curriculum.Lesson, folder: Path | None = None) -> int:
 
 def _where(lesson: curriculum.Lesson, step: _Step, lines: dict) -> str:
     if not step.code:
-        return f"lessons/{lesson.filename}"
+        return i18n.text("hint.where_list", file=lesson.filename)
     if step.where in lines:
-        return (
-            f"TODO lessons/{lesson.filename}:{lines[step.where]} ({step.where})"
+        return i18n.text(
+            "hint.where_todo",
+            file=lesson.filename,
+            line=lines[step.where],
+            where=step.where,
         )
-    return f"TODO {step.where} (in lessons/{lesson.filename})"
+    return i18n.text(
+        "hint.where_todo_unplaced", file=lesson.filename, where=step.where
+    )
 
 
 def _block(lesson, step: _Step, rung: int, lines: dict) -> list[str]:
     name = step.names[rung - 1]
-    head = f"  {_where(lesson, step, lines)}, hint {rung}/{len(step.rungs)}" + (
-        f": {name}" if name else ""
+    head = i18n.text(
+        "hint.heading_named" if name else "hint.heading",
+        where=_where(lesson, step, lines),
+        rung=rung,
+        rungs=len(step.rungs),
+        name=name,
     )
     text = step.rungs[rung - 1]
     if step.code and rung == len(RUNGS):  # pseudo-code keeps its lines
         body = textwrap.indent(text, "      ")
     else:
-        body = textwrap.fill(
-            " ".join(text.split()),
-            width=79,
-            initial_indent="      ",
-            subsequent_indent="      ",
-            break_on_hyphens=False,
-        )
+        body = i18n.wrap(" ".join(text.split()), 79, " " * 6, " " * 6)
     return [head, body, ""]
 
 
 def _fill(text: str) -> str:
-    return textwrap.fill(
-        text, width=79, initial_indent="  ", subsequent_indent="  "
-    )
+    return i18n.wrap(text, 79, "  ", "  ", break_on_hyphens=True)
 
 
 def show(
@@ -231,17 +280,15 @@ def show(
     """
     folder = folder or ROOT / "lessons"
     notes = ROOT / "lessons" / "notes" / f"{lesson.module}.md"
-    where = f"lessons/notes/{notes.name}" if notes.exists() else "the notes"
-    out = [f"{lesson.tag} {lesson.title}", ""]
+    where = (
+        i18n.text("hint.notes_here", file=notes.name)
+        if notes.exists()
+        else i18n.text("hint.notes_elsewhere")
+    )
+    out = [f"{lesson.tag} {i18n.title(lesson)}", ""]
     steps, walked, lines = _walk(lesson, folder)
     if not steps:
-        out.append(
-            _fill(
-                f"No hints for {lesson.tag} yet. The `# TODO({lesson.tag})` "
-                "above each `raise NotImplementedError` is the spec: what "
-                f"to compute and the shapes. Read {where} too."
-            )
-        )
+        out.append(_fill(i18n.text("hint.none", tag=lesson.tag, notes=where)))
         return "\n".join(out)
     data = _load()
     seen = data.setdefault(lesson.module, {})
@@ -267,33 +314,42 @@ def show(
         out += _block(lesson, step, rung, lines)
     nxt = fresh()
     if nxt is None:
-        which = (
-            "every TODO still to write"
+        which = i18n.text(
+            "hint.which_open"
             if lines
-            else "the question list"
+            else "hint.which_list"
             if lesson.is_question_list
-            else "every TODO of the lesson"
+            else "hint.which_all"
         )
-        spec = "" if lesson.is_question_list else "The TODO is the spec and "
+        spec = "" if lesson.is_question_list else i18n.text("hint.spec")
         out.append(
             _fill(
-                f"No hints left: you have seen every hint of {which}. "
-                f"{spec}{where} has the maths; `m2t hint {lesson.arg} "
-                "--reset` starts over."
+                i18n.text(
+                    "hint.all_seen",
+                    which=which,
+                    spec=spec,
+                    notes=where,
+                    arg=lesson.arg,
+                )
             )
         )
     else:
         rung = seen.get(nxt.where, 0) + 1
         same = bool(shown) and nxt == shown[-1][0]
+        what = (
+            i18n.text("hint.next_this")
+            if same and nxt.code
+            else i18n.text("hint.next_list")
+            if not nxt.code
+            else i18n.text("hint.next_other", where=_where(lesson, nxt, lines))
+        )
         out.append(
-            f"  Stuck still? `m2t hint {lesson.arg}` shows hint {rung}/"
-            f"{len(nxt.rungs)} of "
-            + (
-                "this TODO."
-                if same and nxt.code
-                else "the list."
-                if not nxt.code
-                else f"the {_where(lesson, nxt, lines)}."
+            i18n.text(
+                "hint.stuck",
+                arg=lesson.arg,
+                rung=rung,
+                rungs=len(nxt.rungs),
+                what=what,
             )
         )
     return "\n".join(out)

@@ -27,6 +27,7 @@ from types import ModuleType
 
 from m2t import ROOT
 from m2t import curriculum
+from m2t import i18n
 
 FOLDER = ROOT / "notebooks"
 
@@ -63,7 +64,13 @@ def grade(lesson: str, verbose: bool = False):
     (result,) = grading.grade([chosen], impl=impl())
     grading.save_state([result], impl())
     print(reports.table([result], verbose=verbose))
-    print(f"\nscore {result.score:g}/{result.max_score:g} ({impl()})")
+    score = i18n.text(
+        "grade.notebook_score",
+        total=f"{result.score:g}",
+        most=f"{result.max_score:g}",
+        impl=impl(),
+    )
+    print(f"\n{score}")
     return result
 
 
@@ -76,10 +83,7 @@ def attempt(what: str) -> Iterator[None]:
     except NotImplementedError as exc:
         if impl() != "lessons":
             raise
-        print(
-            f"{what}: not started yet ({exc}). Fill in its TODO, save, "
-            "and run this cell again."
-        )
+        print(i18n.text("notebook.not_started", what=what, error=exc))
 
 
 def toy_shapes(steps: int, resize: int | None = None, batch_size: int = 64):

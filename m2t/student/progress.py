@@ -9,6 +9,8 @@ import dataclasses
 from pathlib import Path
 
 from m2t import curriculum
+from m2t import i18n
+from m2t.i18n import text
 
 
 @dataclasses.dataclass(frozen=True)
@@ -16,8 +18,8 @@ class Status:
     """One lesson's standing.
 
     `kind` is done, in_progress, not_started, missing (no file) or
-    no_grader; `label` is what `m2t list` shows; the numbers come from the
-    last grade (None when never graded).
+    no_grader; `label` is what `m2t list` shows (in the run's language);
+    the numbers come from the last grade (None when never graded).
     """
 
     kind: str
@@ -48,9 +50,9 @@ def status(lesson: curriculum.Lesson, folder: Path, state: dict) -> Status:
     runner's saved `state` (`grading.load_state()`)."""
     path = lesson_file(lesson, folder)
     if not path.exists():
-        return Status("missing", "missing")
+        return Status("missing", text("status.missing"))
     if not lesson.grader.exists():
-        return Status("no_grader", "no grader yet")
+        return Status("no_grader", text("status.no_grader"))
     last = state.get(lesson.module) or {}
     numbers = {}
     stale = False
@@ -63,14 +65,22 @@ def status(lesson: curriculum.Lesson, folder: Path, state: dict) -> Status:
         }
         stale = path.stat().st_mtime > last.get("time", 0)
     if last.get("status") == "passed":
-        label = f"done ({last['score']:g}/{last['max_score']:g})"
+        label = text(
+            "status.done_points",
+            score=f"{last['score']:g}",
+            most=f"{last['max_score']:g}",
+        )
         return Status("done", label, edited_since_grade=stale, **numbers)
     if last.get("passed"):
-        label = f"in progress ({last['passed']}/{last['checks']} checks)"
+        label = text(
+            "status.in_progress_checks",
+            passed=last["passed"],
+            checks=last["checks"],
+        )
         return Status("in_progress", label, edited_since_grade=stale, **numbers)
     if _edited(lesson, path):
-        return Status("in_progress", "in progress", **numbers)
-    return Status("not_started", "not started", **numbers)
+        return Status("in_progress", text("status.in_progress"), **numbers)
+    return Status("not_started", text("status.not_started"), **numbers)
 
 
 def statuses(
@@ -115,40 +125,40 @@ def render(rows: list[tuple[curriculum.Lesson, Status]]) -> str:
     unavailable = len(rows) - sum(counts.values())
     score = sum(s.score or 0 for _, s in rows)
     most = sum(s.max_score or 0 for _, s in rows)
-    summary = (
-        f"{counts['done']}/{len(rows)} done, "
-        f"{counts['in_progress']} in progress, "
-        f"{counts['not_started']} not started"
+    summary = text(
+        "progress.summary",
+        done=counts["done"],
+        total=len(rows),
+        in_progress=counts["in_progress"],
+        not_started=counts["not_started"],
     )
     if unavailable:
-        summary += f", {unavailable} not available yet"
+        summary += text("progress.unavailable", count=unavailable)
     lines = [
-        f"progress {bar(rows)} {summary}",
-        f"points   {score:g}/{most:g} (of the lessons graded so far)"
+        text("progress.line", bar=bar(rows), summary=summary),
+        text("progress.points", score=f"{score:g}", most=f"{most:g}")
         if most
-        else "points   none yet: `m2t watch` or `m2t grade` grades your "
-        "lessons",
+        else text("progress.no_points"),
         "",
     ]
-    table = [("lesson", "title", "status", "checks", "points")]
+    table = [
+        tuple(
+            text(f"table.{c}")
+            for c in ("lesson", "title", "status", "checks", "points")
+        )
+    ]
     for lesson, s in rows:
-        label = {
-            "done": "done",
-            "in_progress": "in progress",
-            "not_started": "not started",
-            "missing": "missing",
-            "no_grader": "no grader yet",
-        }[s.kind]
+        label = text(f"status.{s.kind}")
         if s.edited_since_grade:
-            label += " (edited since)"
+            label += text("status.edited_since")
         checks = f"{s.passed}/{s.checks}" if s.checks else "-"
         points = f"{s.score:g}/{s.max_score:g}" if s.checks else "-"
-        table.append((lesson.tag, lesson.title, label, checks, points))
-    widths = [max(len(row[i]) for row in table) for i in range(5)]
+        table.append((lesson.tag, i18n.title(lesson), label, checks, points))
+    widths = [max(i18n.columns(row[i]) for row in table) for i in range(5)]
     for i, row in enumerate(table):
         lines.append(
             "  ".join(
-                c.ljust(w) for c, w in zip(row, widths, strict=True)
+                i18n.ljust(c, w) for c, w in zip(row, widths, strict=True)
             ).rstrip()
         )
         if i == 0:
@@ -157,7 +167,11 @@ def render(rows: list[tuple[curriculum.Lesson, Status]]) -> str:
     if following:
         lines += [
             "",
-            f"next: {following.tag} {following.title}: `m2t watch "
-            f"{following.arg}` regrades it on every save.",
+            text(
+                "progress.next",
+                tag=following.tag,
+                title=i18n.title(following),
+                arg=following.arg,
+            ),
         ]
     return "\n".join(lines)

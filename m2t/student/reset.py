@@ -17,6 +17,7 @@ from pathlib import Path
 
 from m2t import ROOT
 from m2t import curriculum
+from m2t import i18n
 from m2t import settings
 
 SKELETONS = settings.SKELETONS
@@ -39,14 +40,11 @@ def skeleton(lesson: curriculum.Lesson) -> tuple[str, str]:
         from m2t.authoring import make_lessons
 
         text = make_lessons.cut(solution.read_text(encoding="utf-8"), name)
-        return text, f"generated from solutions/{name}"
+        return text, i18n.text("reset.from_solution", name=name)
     pristine = SKELETONS / name
     if pristine.exists():
         return pristine.read_text(encoding="utf-8"), f".m2t/skeletons/{name}"
-    raise NoSkeleton(
-        f"{lesson.tag}: no skeleton to restore: neither solutions/{name} nor "
-        f".m2t/skeletons/{name} is here"
-    )
+    raise NoSkeleton(i18n.text("reset.no_skeleton", tag=lesson.tag, name=name))
 
 
 def backup(path: Path) -> Path:

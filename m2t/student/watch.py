@@ -23,8 +23,10 @@ from pathlib import Path
 
 from m2t import ROOT
 from m2t import curriculum
+from m2t import i18n
 from m2t import settings
 from m2t.grading import runner as grading
+from m2t.i18n import text
 from m2t.student import hints
 from m2t.student import progress
 
@@ -146,9 +148,6 @@ class _StopOnSave:
             self.interrupted = True
 
 
-_MARK = {"failed": "FAIL", "error": "ERROR", "not_started": "todo"}
-
-
 class Watch:
     """The watch loop's state: which lessons, which is current, which pass.
 
@@ -212,7 +211,15 @@ class Watch:
         shown = self.folder / f"{lesson.module}.py"
         if shown.is_relative_to(ROOT):
             shown = shown.relative_to(ROOT)
-        self.out(f"\n== {lesson.tag} {lesson.title} ({shown})")
+        self.out(
+            "\n"
+            + text(
+                "watch.heading",
+                tag=lesson.tag,
+                title=i18n.title(lesson),
+                path=shown,
+            )
+        )
         start = time.perf_counter()
         first: list[grading.Check] = []
 
@@ -233,35 +240,33 @@ class Watch:
                 plugins=[stop],
             )
         except RuntimeError as exc:  # the grader itself could not run
-            self.out(f"  [ERROR] {exc}")
+            self.out(text("watch.grader_error", error=exc))
             self.grades += 1
             return grading.LessonResult(lesson, [])
         seconds = time.perf_counter() - start
         if stop.interrupted:
             raise KeyboardInterrupt
         if stop.saved_again:
-            self.out("   (saved again: regrading)")
+            self.out(text("watch.saved_again"))
             return None
         self.grades += 1
         grading.save_state([result], self.impl)
-        total = len(result.checks)
+        figures = {
+            "tag": lesson.tag,
+            "total": len(result.checks),
+            "score": f"{result.score:g}",
+            "most": f"{result.max_score:g}",
+            "seconds": f"{seconds:.1f}",
+        }
         if result.status == "passed":
             self.done.add(lesson.module)
-            self.out(
-                f"  ok  {lesson.tag} passes: {total}/{total} checks, "
-                f"{result.score:g}/{result.max_score:g} points "
-                f"({seconds:.1f}s)"
-            )
+            self.out(text("watch.passes", **figures))
         else:
             self.done.discard(lesson.module)
-            self.out(
-                f"  {lesson.tag}: {result.passed}/{total} checks pass, "
-                f"{result.score:g}/{result.max_score:g} points "
-                f"({seconds:.1f}s)."
-            )
+            self.out(text("watch.score", passed=result.passed, **figures))
             left = hints.left(lesson, self.folder)
             if left > 0:
-                self.out(f"  stuck? `m2t hint {lesson.id}` ({left} left)")
+                self.out(text("watch.stuck", arg=lesson.id, left=left))
         return result
 
     def footer(self) -> None:
@@ -272,15 +277,19 @@ class Watch:
         if where.is_relative_to(ROOT):
             where = where.relative_to(ROOT)
         how = (
-            "file events"
+            text("watch.file_events")
             if self.changes.using_events
-            else f"polling every {self.changes.interval:g} s"
+            else text("watch.polling", interval=f"{self.changes.interval:g}")
         )
-        self.out(
-            f"\nprogress [{'#' * filled}{'-' * (width - filled)}] "
-            f"{len(self.done)}/{n} lessons pass. Watching {where}/ for "
-            f"saves ({how}; Ctrl-C to stop)."
+        footer = text(
+            "watch.footer",
+            bar="#" * filled + "-" * (width - filled),
+            done=len(self.done),
+            total=n,
+            folder=where,
+            how=how,
         )
+        self.out(f"\n{footer}")
 
     def run(
         self,
@@ -290,15 +299,13 @@ class Watch:
         """Grade, then regrade on every save until Ctrl-C (or until
         `max_grades` completed grades, for tests)."""
         if not self.lessons:
-            self.out(f"no gradable lesson files in {self.folder}")
+            self.out(text("watch.no_lessons", folder=self.folder))
             return 1
         if start is not None and start not in self.lessons:
-            raise ValueError(
-                f"{start.tag}: no lesson file or no grader for it yet"
-            )
+            raise ValueError(text("watch.no_start", tag=start.tag))
         current = start or self.first_unfinished()
         if current is None:
-            self.out("Every lesson passes. Well done!")
+            self.out(text("watch.all_pass"))
             current = self.lessons[-1]
 
         def limit() -> bool:
@@ -315,9 +322,16 @@ class Watch:
                 if result.status == "passed":
                     following = self.first_unfinished(after=lesson)
                     if following is None:
-                        self.out("\nEvery lesson passes. Well done!")
+                        self.out("\n" + text("watch.all_pass"))
                     elif following is not lesson:
-                        self.out(f"\nnext: {following.tag} {following.title}")
+                        self.out(
+                            "\n"
+                            + text(
+                                "watch.next",
+                                tag=following.tag,
+                                title=i18n.title(following),
+                            )
+                        )
                         pending = [following]
             if limit():
                 return 0
@@ -344,12 +358,17 @@ def _printer(stream) -> Callable[..., None]:
 
 
 def _describe(check: grading.Check, seconds: float) -> str:
-    mark = _MARK.get(check.status, check.status)
-    lines = check.message.splitlines() or [check.status]
+    mark = text(f"mark.{check.status}")
+    lines = check.message.splitlines() or [text(f"status.{check.status}")]
     if check.status == "not_started":
         return f"  [{mark}] {lines[0]}"
-    body = "\n      ".join(lines[:8])
-    return f"  [{mark}] {check.name} ({seconds:.1f}s): {body}"
+    return text(
+        "watch.check",
+        mark=mark,
+        name=check.name,
+        seconds=f"{seconds:.1f}",
+        body="\n      ".join(lines[:8]),
+    )
 
 
 def main(
@@ -372,7 +391,7 @@ def main(
     try:
         return watch.run(lesson, max_grades=max_grades)
     except KeyboardInterrupt:
-        watch.out("\nstopped; `m2t progress` shows where you are.")
+        watch.out("\n" + text("watch.stopped"))
         return 0
     finally:
         changes.close()
