@@ -16,7 +16,7 @@ Decoder block (解码器块), three sublayers:
     out = AddNorm(Z, FFN(Z))                       (编码器-解码器注意力)
 
     FFN(X) = relu(X W_1 + b_1) W_2 + b_2           position-wise FFN
-                                                   (逐位前馈网络)
+                                                   (基于位置的前馈网络)
     AddNorm(X, Y) = LayerNorm(X + Dropout(Y))      over the last axis, with
                                                    epsilon 1e-5 (加法和规范化)
 
@@ -283,7 +283,7 @@ def keras_attention(
     num_hiddens: int,
     num_heads: int,
     dropout: float,
-    use_bias: bool,
+    bias: bool,
     dtype,
     name: str,
 ):
@@ -300,7 +300,7 @@ def keras_attention(
         num_heads=num_heads,
         key_dim=num_hiddens // num_heads,
         dropout=dropout,
-        use_bias=use_bias,
+        use_bias=bias,
         output_shape=num_hiddens,
         dtype=dtype,
         name=name,
@@ -316,7 +316,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         ffn_num_hiddens: int, F.
         num_heads: int, H.
         dropout: float in [0, 1), in the attention weights and the AddNorms.
-        use_bias: bool, biases in the attention projections.
+        bias: bool, biases in the attention projections.
         attention: builds each attention sublayer (see `keras_attention`,
             the default; a capstone passes its own).
 
@@ -335,7 +335,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         ffn_num_hiddens: int,
         num_heads: int,
         dropout: float = 0.0,
-        use_bias: bool = False,
+        bias: bool = False,
         attention: Callable | None = None,
         **kwargs,
     ):
@@ -356,10 +356,10 @@ class TransformerEncoderBlock(keras.layers.Layer):
         self.ffn_num_hiddens = int(ffn_num_hiddens)
         self.num_heads = int(num_heads)
         self.dropout = dropout
-        self.use_bias = bool(use_bias)
+        self.bias = bool(bias)
         policy = self.dtype_policy
         self.attention = self.make_attention(
-            num_hiddens, num_heads, dropout, use_bias, policy, "attention"
+            num_hiddens, num_heads, dropout, bias, policy, "attention"
         )
         self.addnorm1 = AddNorm(dropout, name="addnorm1", dtype=policy)
         self.ffn = PositionWiseFFN(
@@ -393,7 +393,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
             "ffn_num_hiddens": self.ffn_num_hiddens,
             "num_heads": self.num_heads,
             "dropout": self.dropout,
-            "use_bias": self.use_bias,
+            "bias": self.bias,
         }
 
 
@@ -408,7 +408,7 @@ class TransformerEncoder(keras.layers.Layer):
         num_heads: int, H.
         num_blks: int, the number of encoder blocks.
         dropout: float in [0, 1).
-        use_bias: bool, biases in the attention projections.
+        bias: bool, biases in the attention projections.
 
     Call arguments:
         tokens: `(B, S)` integer token ids.
@@ -427,7 +427,7 @@ class TransformerEncoder(keras.layers.Layer):
         num_heads: int,
         num_blks: int,
         dropout: float = 0.0,
-        use_bias: bool = False,
+        bias: bool = False,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -446,7 +446,7 @@ class TransformerEncoder(keras.layers.Layer):
         self.num_heads = int(num_heads)
         self.num_blks = int(num_blks)
         self.dropout = dropout
-        self.use_bias = bool(use_bias)
+        self.bias = bool(bias)
         policy = self.dtype_policy
         self.embedding = keras.layers.Embedding(
             vocab_size, num_hiddens, name="embedding", dtype=policy
@@ -458,7 +458,7 @@ class TransformerEncoder(keras.layers.Layer):
                 ffn_num_hiddens,
                 num_heads,
                 dropout,
-                use_bias,
+                bias,
                 name=f"block{i}",
                 dtype=policy,
             )
@@ -490,7 +490,7 @@ class TransformerEncoder(keras.layers.Layer):
             "num_heads": self.num_heads,
             "num_blks": self.num_blks,
             "dropout": self.dropout,
-            "use_bias": self.use_bias,
+            "bias": self.bias,
         }
 
 
@@ -503,7 +503,7 @@ class TransformerDecoderBlock(keras.layers.Layer):
         ffn_num_hiddens: int, F.
         num_heads: int, H.
         dropout: float in [0, 1).
-        use_bias: bool, biases in the attention projections.
+        bias: bool, biases in the attention projections.
         attention: builds each attention sublayer (see `keras_attention`,
             the default; a capstone passes its own).
 
@@ -527,7 +527,7 @@ class TransformerDecoderBlock(keras.layers.Layer):
         ffn_num_hiddens: int,
         num_heads: int,
         dropout: float = 0.0,
-        use_bias: bool = False,
+        bias: bool = False,
         attention: Callable | None = None,
         **kwargs,
     ):
@@ -548,14 +548,14 @@ class TransformerDecoderBlock(keras.layers.Layer):
         self.ffn_num_hiddens = int(ffn_num_hiddens)
         self.num_heads = int(num_heads)
         self.dropout = dropout
-        self.use_bias = bool(use_bias)
+        self.bias = bool(bias)
         policy = self.dtype_policy
         self.self_attention = self.make_attention(
-            num_hiddens, num_heads, dropout, use_bias, policy, "self_attention"
+            num_hiddens, num_heads, dropout, bias, policy, "self_attention"
         )
         self.addnorm1 = AddNorm(dropout, name="addnorm1", dtype=policy)
         self.cross_attention = self.make_attention(
-            num_hiddens, num_heads, dropout, use_bias, policy, "cross_attention"
+            num_hiddens, num_heads, dropout, bias, policy, "cross_attention"
         )
         self.addnorm2 = AddNorm(dropout, name="addnorm2", dtype=policy)
         self.ffn = PositionWiseFFN(
@@ -602,7 +602,7 @@ class TransformerDecoderBlock(keras.layers.Layer):
             "ffn_num_hiddens": self.ffn_num_hiddens,
             "num_heads": self.num_heads,
             "dropout": self.dropout,
-            "use_bias": self.use_bias,
+            "bias": self.bias,
         }
 
 
@@ -617,7 +617,7 @@ class TransformerDecoder(keras.layers.Layer):
         num_heads: int, H.
         num_blks: int, the number of decoder blocks.
         dropout: float in [0, 1).
-        use_bias: bool, biases in the attention projections.
+        bias: bool, biases in the attention projections.
 
     Call arguments:
         tokens: `(B, T)` integer target ids (training: <bos> + the target
@@ -641,7 +641,7 @@ class TransformerDecoder(keras.layers.Layer):
         num_heads: int,
         num_blks: int,
         dropout: float = 0.0,
-        use_bias: bool = False,
+        bias: bool = False,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -660,7 +660,7 @@ class TransformerDecoder(keras.layers.Layer):
         self.num_heads = int(num_heads)
         self.num_blks = int(num_blks)
         self.dropout = dropout
-        self.use_bias = bool(use_bias)
+        self.bias = bool(bias)
         policy = self.dtype_policy
         self.embedding = keras.layers.Embedding(
             vocab_size, num_hiddens, name="embedding", dtype=policy
@@ -672,7 +672,7 @@ class TransformerDecoder(keras.layers.Layer):
                 ffn_num_hiddens,
                 num_heads,
                 dropout,
-                use_bias,
+                bias,
                 name=f"block{i}",
                 dtype=policy,
             )
@@ -722,7 +722,7 @@ class TransformerDecoder(keras.layers.Layer):
             "num_heads": self.num_heads,
             "num_blks": self.num_blks,
             "dropout": self.dropout,
-            "use_bias": self.use_bias,
+            "bias": self.bias,
         }
 
 
@@ -737,7 +737,7 @@ class Transformer(keras.Model):
         num_heads: int, H.
         num_blks: int, blocks in the encoder and in the decoder.
         dropout: float in [0, 1).
-        use_bias: bool, biases in the attention projections.
+        bias: bool, biases in the attention projections.
 
     Call arguments:
         inputs: `(src (B, S) int, src_valid_len (B,) int, dec_input (B, T)
@@ -757,7 +757,7 @@ class Transformer(keras.Model):
         num_heads: int = 4,
         num_blks: int = 2,
         dropout: float = 0.1,
-        use_bias: bool = False,
+        bias: bool = False,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -768,19 +768,19 @@ class Transformer(keras.Model):
         self.num_heads = int(num_heads)
         self.num_blks = int(num_blks)
         self.dropout = dropout
-        self.use_bias = bool(use_bias)
+        self.bias = bool(bias)
         sizes = (num_hiddens, ffn_num_hiddens, num_heads, num_blks, dropout)
         self.encoder = TransformerEncoder(
             src_vocab_size,
             *sizes,
-            use_bias=use_bias,
+            bias=bias,
             name="encoder",
             dtype=self.dtype_policy,
         )
         self.decoder = TransformerDecoder(
             tgt_vocab_size,
             *sizes,
-            use_bias=use_bias,
+            bias=bias,
             name="decoder",
             dtype=self.dtype_policy,
         )
@@ -803,7 +803,7 @@ class Transformer(keras.Model):
             "num_heads": self.num_heads,
             "num_blks": self.num_blks,
             "dropout": self.dropout,
-            "use_bias": self.use_bias,
+            "bias": self.bias,
         }
 
 

@@ -13,7 +13,7 @@ Decoder block (解码器块), three sublayers:
     out = AddNorm(Z, FFN(Z))                       (编码器-解码器注意力)
 
     FFN(X) = relu(X W_1 + b_1) W_2 + b_2           position-wise FFN
-                                                   (逐位前馈网络)
+                                                   (基于位置的前馈网络)
     AddNorm(X, Y) = LayerNorm(X + Dropout(Y))      over the last axis, with
                                                    epsilon 1e-5 (加法和规范化)
 
@@ -304,7 +304,7 @@ def keras_attention(
     num_hiddens: int,
     num_heads: int,
     dropout: float,
-    use_bias: bool,
+    bias: bool,
     dtype,
     name: str,
 ):
@@ -321,7 +321,7 @@ def keras_attention(
         num_heads=num_heads,
         key_dim=num_hiddens // num_heads,
         dropout=dropout,
-        use_bias=use_bias,
+        use_bias=bias,
         output_shape=num_hiddens,
         dtype=dtype,
         name=name,
@@ -337,7 +337,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         ffn_num_hiddens: int, F.
         num_heads: int, H.
         dropout: float in [0, 1), in the attention weights and the AddNorms.
-        use_bias: bool, biases in the attention projections.
+        bias: bool, biases in the attention projections.
         attention: builds each attention sublayer (see `keras_attention`,
             the default; a capstone passes its own).
 
@@ -356,7 +356,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         ffn_num_hiddens: int,
         num_heads: int,
         dropout: float = 0.0,
-        use_bias: bool = False,
+        bias: bool = False,
         attention: Callable | None = None,
         **kwargs,
     ):
@@ -377,10 +377,10 @@ class TransformerEncoderBlock(keras.layers.Layer):
         self.ffn_num_hiddens = int(ffn_num_hiddens)
         self.num_heads = int(num_heads)
         self.dropout = dropout
-        self.use_bias = bool(use_bias)
+        self.bias = bool(bias)
         policy = self.dtype_policy
         self.attention = self.make_attention(
-            num_hiddens, num_heads, dropout, use_bias, policy, "attention"
+            num_hiddens, num_heads, dropout, bias, policy, "attention"
         )
         self.addnorm1 = AddNorm(dropout, name="addnorm1", dtype=policy)
         self.ffn = PositionWiseFFN(
@@ -422,7 +422,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
             "ffn_num_hiddens": self.ffn_num_hiddens,
             "num_heads": self.num_heads,
             "dropout": self.dropout,
-            "use_bias": self.use_bias,
+            "bias": self.bias,
         }
 
 
@@ -437,7 +437,7 @@ class TransformerEncoder(keras.layers.Layer):
         num_heads: int, H.
         num_blks: int, the number of encoder blocks.
         dropout: float in [0, 1).
-        use_bias: bool, biases in the attention projections.
+        bias: bool, biases in the attention projections.
 
     Call arguments:
         tokens: `(B, S)` integer token ids.
@@ -456,7 +456,7 @@ class TransformerEncoder(keras.layers.Layer):
         num_heads: int,
         num_blks: int,
         dropout: float = 0.0,
-        use_bias: bool = False,
+        bias: bool = False,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -475,7 +475,7 @@ class TransformerEncoder(keras.layers.Layer):
         self.num_heads = int(num_heads)
         self.num_blks = int(num_blks)
         self.dropout = dropout
-        self.use_bias = bool(use_bias)
+        self.bias = bool(bias)
         policy = self.dtype_policy
         self.embedding = keras.layers.Embedding(
             vocab_size, num_hiddens, name="embedding", dtype=policy
@@ -487,7 +487,7 @@ class TransformerEncoder(keras.layers.Layer):
                 ffn_num_hiddens,
                 num_heads,
                 dropout,
-                use_bias,
+                bias,
                 name=f"block{i}",
                 dtype=policy,
             )
@@ -528,7 +528,7 @@ class TransformerEncoder(keras.layers.Layer):
             "num_heads": self.num_heads,
             "num_blks": self.num_blks,
             "dropout": self.dropout,
-            "use_bias": self.use_bias,
+            "bias": self.bias,
         }
 
 
@@ -541,7 +541,7 @@ class TransformerDecoderBlock(keras.layers.Layer):
         ffn_num_hiddens: int, F.
         num_heads: int, H.
         dropout: float in [0, 1).
-        use_bias: bool, biases in the attention projections.
+        bias: bool, biases in the attention projections.
         attention: builds each attention sublayer (see `keras_attention`,
             the default; a capstone passes its own).
 
@@ -565,7 +565,7 @@ class TransformerDecoderBlock(keras.layers.Layer):
         ffn_num_hiddens: int,
         num_heads: int,
         dropout: float = 0.0,
-        use_bias: bool = False,
+        bias: bool = False,
         attention: Callable | None = None,
         **kwargs,
     ):
@@ -586,14 +586,14 @@ class TransformerDecoderBlock(keras.layers.Layer):
         self.ffn_num_hiddens = int(ffn_num_hiddens)
         self.num_heads = int(num_heads)
         self.dropout = dropout
-        self.use_bias = bool(use_bias)
+        self.bias = bool(bias)
         policy = self.dtype_policy
         self.self_attention = self.make_attention(
-            num_hiddens, num_heads, dropout, use_bias, policy, "self_attention"
+            num_hiddens, num_heads, dropout, bias, policy, "self_attention"
         )
         self.addnorm1 = AddNorm(dropout, name="addnorm1", dtype=policy)
         self.cross_attention = self.make_attention(
-            num_hiddens, num_heads, dropout, use_bias, policy, "cross_attention"
+            num_hiddens, num_heads, dropout, bias, policy, "cross_attention"
         )
         self.addnorm2 = AddNorm(dropout, name="addnorm2", dtype=policy)
         self.ffn = PositionWiseFFN(
@@ -660,7 +660,7 @@ class TransformerDecoderBlock(keras.layers.Layer):
             "ffn_num_hiddens": self.ffn_num_hiddens,
             "num_heads": self.num_heads,
             "dropout": self.dropout,
-            "use_bias": self.use_bias,
+            "bias": self.bias,
         }
 
 
@@ -675,7 +675,7 @@ class TransformerDecoder(keras.layers.Layer):
         num_heads: int, H.
         num_blks: int, the number of decoder blocks.
         dropout: float in [0, 1).
-        use_bias: bool, biases in the attention projections.
+        bias: bool, biases in the attention projections.
 
     Call arguments:
         tokens: `(B, T)` integer target ids (training: <bos> + the target
@@ -699,7 +699,7 @@ class TransformerDecoder(keras.layers.Layer):
         num_heads: int,
         num_blks: int,
         dropout: float = 0.0,
-        use_bias: bool = False,
+        bias: bool = False,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -718,7 +718,7 @@ class TransformerDecoder(keras.layers.Layer):
         self.num_heads = int(num_heads)
         self.num_blks = int(num_blks)
         self.dropout = dropout
-        self.use_bias = bool(use_bias)
+        self.bias = bool(bias)
         policy = self.dtype_policy
         self.embedding = keras.layers.Embedding(
             vocab_size, num_hiddens, name="embedding", dtype=policy
@@ -730,7 +730,7 @@ class TransformerDecoder(keras.layers.Layer):
                 ffn_num_hiddens,
                 num_heads,
                 dropout,
-                use_bias,
+                bias,
                 name=f"block{i}",
                 dtype=policy,
             )
@@ -795,7 +795,7 @@ class TransformerDecoder(keras.layers.Layer):
             "num_heads": self.num_heads,
             "num_blks": self.num_blks,
             "dropout": self.dropout,
-            "use_bias": self.use_bias,
+            "bias": self.bias,
         }
 
 
@@ -810,7 +810,7 @@ class Transformer(keras.Model):
         num_heads: int, H.
         num_blks: int, blocks in the encoder and in the decoder.
         dropout: float in [0, 1).
-        use_bias: bool, biases in the attention projections.
+        bias: bool, biases in the attention projections.
 
     Call arguments:
         inputs: `(src (B, S) int, src_valid_len (B,) int, dec_input (B, T)
@@ -830,7 +830,7 @@ class Transformer(keras.Model):
         num_heads: int = 4,
         num_blks: int = 2,
         dropout: float = 0.1,
-        use_bias: bool = False,
+        bias: bool = False,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -841,19 +841,19 @@ class Transformer(keras.Model):
         self.num_heads = int(num_heads)
         self.num_blks = int(num_blks)
         self.dropout = dropout
-        self.use_bias = bool(use_bias)
+        self.bias = bool(bias)
         sizes = (num_hiddens, ffn_num_hiddens, num_heads, num_blks, dropout)
         self.encoder = TransformerEncoder(
             src_vocab_size,
             *sizes,
-            use_bias=use_bias,
+            bias=bias,
             name="encoder",
             dtype=self.dtype_policy,
         )
         self.decoder = TransformerDecoder(
             tgt_vocab_size,
             *sizes,
-            use_bias=use_bias,
+            bias=bias,
             name="decoder",
             dtype=self.dtype_policy,
         )
@@ -876,7 +876,7 @@ class Transformer(keras.Model):
             "num_heads": self.num_heads,
             "num_blks": self.num_blks,
             "dropout": self.dropout,
-            "use_bias": self.use_bias,
+            "bias": self.bias,
         }
 
 

@@ -1,5 +1,5 @@
 """The lesson notes: English and Chinese side by side, each with its checks,
-each misreading named in both languages, d2l-zh's terms in the Chinese."""
+each misreading named in both languages (d2l-zh's terms: test_terms_zh.py)."""
 
 import re
 
@@ -10,19 +10,6 @@ from m2t import curriculum
 
 NOTES = sorted((ROOT / "lessons" / "notes").glob("l[0-9][0-9]_*.md"))
 SECTIONS = ("## English", "## 中文", "## Check yourself", "## 自测")
-# d2l-zh's term, and the variants the Chinese text must not use instead.
-TERMS = {
-    "强制教学": ("教师强制",),
-    "规范化": ("归一化",),
-    "评分器": ("评分程序",),
-    "掩蔽": ("屏蔽", "遮蔽"),
-    "束搜索": ("集束搜索", "波束搜索"),
-    "困惑度": ("迷惑度",),
-    "梯度裁剪": ("梯度截断", "梯度剪裁"),
-    "候选隐状态": ("候选隐藏状态",),
-    "加性注意力": ("加法注意力",),
-    "缩放点积注意力": ("点积缩放注意力",),
-}
 BOX_EN = "> **A common reading says**"
 BOX_ZH = "> **常见的一种理解是**"
 
@@ -64,14 +51,6 @@ def test_each_note_is_complete_in_both_languages(note):
         assert "**In fact**" in box, box[:60]
     for box in boxes_of(text, "常见的"):
         assert "**实际上**" in box.replace(" ", ""), box[:60]
-
-
-@pytest.mark.parametrize("note", NOTES, ids=lambda p: p.stem[:3])
-def test_the_chinese_uses_d2l_zh_terms(note):
-    text = note.read_text(encoding="utf-8")
-    for term, variants in TERMS.items():
-        for variant in variants:
-            assert variant not in text, f"{note.name}: {variant} -> {term}"
 
 
 def test_the_misreadings_the_course_corrects_are_named():
