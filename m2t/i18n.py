@@ -57,6 +57,7 @@ __all__ = [
     "language",
     "ljust",
     "remembered",
+    "strict",
     "text",
     "title",
     "using",
@@ -163,8 +164,8 @@ def using(value: str | None) -> Iterator[str]:
         _chosen = saved
 
 
-def _strict() -> bool:
-    """Missing texts raise in the full repository (tests, authoring: it has
+def strict() -> bool:
+    """Whether a missing text is an error here: missing texts raise in the full repository (tests, authoring: it has
     solutions/mutants/) and fall back to English elsewhere (a student
     edition, a Gradescope bundle)."""
     return (ROOT / "solutions" / "mutants").is_dir()
@@ -231,7 +232,7 @@ class Catalogue:
         """
         lang = lang or language()
         template = self.get(key, lang)
-        if template is None and lang != "en" and not _strict():
+        if template is None and lang != "en" and not strict():
             template = self.get(key, "en")
         if template is None:
             raise MissingText(f"{self.path(lang)}: no text for {key!r}")
@@ -268,7 +269,7 @@ def title(lesson) -> str:
         return lesson.title
     found = MESSAGES.get(f"lesson_titles.{lesson.module}", lang)
     if found is None:
-        if _strict():
+        if strict():
             raise MissingText(
                 f"{MESSAGES.path(lang)}: no title for {lesson.module!r} "
                 "in [lesson_titles]"

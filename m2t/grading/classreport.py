@@ -21,11 +21,29 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from m2t import ROOT
+from m2t import i18n
 from m2t.grading.reports import clean
 from m2t.grading.runner import LessonResult
 
-DIAGNOSIS = re.compile(r"Likely mistake \[(\w+)\]")
-"""How a failing check names a known mistake (graders/lib/judge.py)."""
+
+def _diagnosis() -> re.Pattern[str]:
+    """`judge.likely` of graders/messages/*.toml up to its `[{name}]`, in
+    either language ("Likely mistake [no_scale]", "可能的错误 [no_scale]"),
+    as a pattern capturing the name."""
+    checks = i18n.Catalogue(ROOT / "graders" / "messages")
+    leads = {
+        template.partition("[{name}]")[0]
+        for lang in i18n.LANGUAGES
+        if (template := checks.get("judge.likely", lang))
+    } or {"Likely mistake "}
+    alternatives = "|".join(re.escape(x) for x in sorted(leads))
+    return re.compile(rf"(?:{alternatives})\[(\w+)\]")
+
+
+DIAGNOSIS = _diagnosis()
+"""How a failing check names a known mistake (graders/lib/judge.py), in
+either language."""
 
 
 def diagnosed(message: str) -> list[str]:
