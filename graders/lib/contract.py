@@ -17,6 +17,7 @@ import numpy as np
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
 from graders.lib.judge import expect_shape
+from graders.lib.messages import say
 from graders.lib.tolerances import F32
 
 
@@ -27,7 +28,7 @@ def expect_layer_contract(
     output_shape: tuple[int, ...],
     trainable: int,
     symbolic_shape: tuple[int | None, ...] | None = None,
-    on: str = "keras.Input (None batch)",
+    on: str | None = None,
     weights: int | None = None,
     detail: str = "",
 ) -> None:
@@ -41,39 +42,51 @@ def expect_layer_contract(
         trainable: how many trainable weights it must have.
         symbolic_shape: the output's shape on `keras.Input`s, None batch
             (None: the probe made no symbolic call).
-        on: what the symbolic call ran on, for the message.
+        on: what the symbolic call ran on, for the message (None: "keras.Input
+            (None batch)", in the run's language).
         weights: how many weights in all, if that is checked too.
         detail: which weights they are, e.g. " (kernel, bias)".
     """
-    expect_shape(facts["output_shape"], output_shape, f"{name} output")
+    expect_shape(
+        facts["output_shape"], output_shape, say("contract.output", name=name)
+    )
     if symbolic_shape is not None:
-        expect_shape(facts["symbolic_shape"], symbolic_shape, f"{name} on {on}")
+        on = on or say("contract.symbolic_default")
+        expect_shape(
+            facts["symbolic_shape"],
+            symbolic_shape,
+            say("contract.symbolic_on", name=name, on=on),
+        )
     expect(
         facts["trainable"] == trainable,
-        f"{name} should have {trainable} trainable weights{detail}, has "
-        f"{facts['trainable']}.",
+        say(
+            "contract.trainable",
+            name=name,
+            expected=trainable,
+            detail=detail,
+            got=facts["trainable"],
+        ),
     )
     if weights is not None:
         expect(
             facts["weights"] == weights,
-            f"{name} should have {weights} weights{detail}, has "
-            f"{facts['weights']}.",
+            say(
+                "contract.weights",
+                name=name,
+                expected=weights,
+                detail=detail,
+                got=facts["weights"],
+            ),
         )
     expect(
         facts["config_roundtrip_diff"] == 0.0,
-        f"{name}: from_config(get_config()) gives a different output.",
+        say("contract.config", name=name),
     )
-    expect(
-        facts["grads_finite"],
-        f"{name}: some weight gets no or a non-finite gradient (is every "
-        "sublayer used?).",
-    )
+    expect(facts["grads_finite"], say("contract.gradients", name=name))
     unmoved = ", ".join(facts["unmoved_weights"])
     expect(
         facts["step_changes_weights"],
-        f"{name}: one SGD step leaves {unmoved} unchanged; every trainable "
-        "weight should reach the output (is it used, and not multiplied "
-        "by 0?).",
+        say("contract.unmoved", name=name, weights=unmoved),
     )
 
 
@@ -81,7 +94,7 @@ def expect_dropout_only_in_training(
     outputs: tuple[Any, Any, Any],
     name: str,
     *,
-    dropout: str = "the dropout layer",
+    dropout: str | None = None,
     tol: Mapping[str, float] = F32,
 ) -> None:
     """A layer built with dropout=0.5 drops only in training.
@@ -90,17 +103,21 @@ def expect_dropout_only_in_training(
         outputs: (inference, inference again, training) outputs of one
             layer on the same inputs, as `probes.dropout_outputs` returns.
         name: the layer, for the messages.
-        dropout: which sublayers must get `training`, for the hint.
+        dropout: which sublayers must get `training`, for the hint (None:
+            "the dropout layer", in the run's language).
         tol: how close the two inference outputs must be.
     """
     first, second, trained = (np.asarray(o) for o in outputs)
     expect_close(
-        second, first, f"{name} called twice with training=False", tol=tol
+        second, first, say("contract.inference_twice", name=name), tol=tol
     )
     expect(
         not np.allclose(trained, first),
-        f"{name}: with dropout=0.5 and training=True the output should "
-        f"differ from inference; pass `training` to {dropout}.",
+        say(
+            "contract.dropout_inactive",
+            name=name,
+            dropout=dropout or say("contract.dropout_layer"),
+        ),
     )
 
 
@@ -117,13 +134,21 @@ def expect_value_errors(
         where: what was called, to lead the message (e.g. a function's
             name when several take the same argument).
     """
-    lead = f"{where}: a" if where else "A"
+    lead = (
+        say("contract.bad_argument_lead_where", where=where)
+        if where
+        else say("contract.bad_argument_lead")
+    )
     for arg, message in errors.items():
         named = f"`{arg}`" if quoted else arg
         expect(
             named in message,
-            f"{lead} bad `{arg}` should raise ValueError naming it, got "
-            f"{message!r}.",
+            say(
+                "contract.bad_argument",
+                lead=lead,
+                arg=arg,
+                message=repr(message),
+            ),
         )
 
 
@@ -142,6 +167,11 @@ def expect_bad_values_named(
     for value, message in errors.items():
         expect(
             arg in message and value in message,
-            f"{call}({value}) should raise ValueError naming `{arg}` and the "
-            f"value, got {message!r}.",
+            say(
+                "contract.bad_value",
+                call=call,
+                value=value,
+                arg=arg,
+                message=repr(message),
+            ),
         )
