@@ -10,6 +10,7 @@ that diagnosis first.
 from __future__ import annotations
 
 import dataclasses
+import sys
 from collections.abc import Callable
 from collections.abc import Mapping
 from collections.abc import Sequence
@@ -17,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from graders.lib.messages import mistake_text
+from graders.lib.messages import say
 from graders.lib.tolerances import F32
 
 
@@ -31,11 +34,28 @@ class Mistake:
     Args:
         name: short id, e.g. "no_scale"; the mutant suite patches the
             solution to make exactly this mistake and expects this name.
-        explanation: one sentence naming the idea that went wrong.
+        explanation: one sentence naming the idea that went wrong, in
+            English; its Chinese is graders/messages/mistakes.zh.toml's
+            `[lesson]` entry `name`.
+        lesson: the lesson module (`l16_attention_scoring`); by default the
+            module that makes the Mistake, less its `test_` (as
+            `collections.namedtuple` finds its `__module__`).
     """
 
     name: str
     explanation: str
+    lesson: str = dataclasses.field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.lesson:  # the grader module that called Mistake(...)
+            caller = sys._getframe(2).f_globals.get("__name__", "")
+            module = caller.rpartition(".")[2].removeprefix("test_")
+            object.__setattr__(self, "lesson", module)
+
+    @property
+    def description(self) -> str:
+        """`explanation` in the run's language (graders/lib/messages.py)."""
+        return mistake_text(self.lesson, self.name, self.explanation)
 
 
 Diagnoses = Mapping[Mistake, Any]
@@ -134,7 +154,11 @@ def fail(lines: Sequence[str], mistake: Mistake | None = None) -> None:
     lines = list(lines)
     if mistake is not None:
         lines = [
-            f"Likely mistake [{mistake.name}]: {mistake.explanation}",
+            say(
+                "judge.likely",
+                name=mistake.name,
+                description=mistake.description,
+            ),
             *(f"  {line}" for line in lines),
         ]
     raise CheckFailed("\n".join(lines))
@@ -145,7 +169,7 @@ def _fmt(x: float) -> str:
 
 
 def _with_hint(lines: list[str], hint: str) -> list[str]:
-    return [*lines, f"  Hint: {hint}"] if hint else lines
+    return [*lines, say("judge.hint", hint=hint)] if hint else lines
 
 
 # --------------------------------------------------------------- checks
@@ -155,7 +179,7 @@ def expect_shape(got: Any, shape: tuple[int | None, ...], what: str) -> None:
     """`got` (an array or a shape tuple) must have `shape`."""
     have = tuple(got) if isinstance(got, (tuple, list)) else np.shape(got)
     if have != tuple(shape):
-        fail([f"{what}: expected shape {tuple(shape)}, got {have}."])
+        fail([say("judge.shape", what=what, expected=tuple(shape), got=have)])
 
 
 def expect_close(
@@ -177,16 +201,28 @@ def expect_close(
     got = _array(got)
     expected = _array(expected)
     if got.dtype.kind not in "biuf":
-        fail([f"{what}: got non-numeric values (dtype {got.dtype})."])
+        fail([say("judge.non_numeric", what=what, dtype=got.dtype)])
     if got.shape != expected.shape:
-        lines = [f"{what}: expected shape {expected.shape}, got {got.shape}."]
+        lines = [
+            say(
+                "judge.shape",
+                what=what,
+                expected=expected.shape,
+                got=got.shape,
+            )
+        ]
         fail(_with_hint(lines, hint), diagnose(got, diagnoses, tol))
     with np.errstate(invalid="ignore"):
         ok = np.isclose(got, expected, equal_nan=False, **tol)
     if ok.all():
         return
     lines = [
-        f"{what}: {int((~ok).sum())} of {ok.size} values are wrong.",
+        say(
+            "judge.wrong_values",
+            what=what,
+            wrong=int((~ok).sum()),
+            size=ok.size,
+        ),
         _largest_error(got, expected, tol),
     ]
     fail(_with_hint(lines, hint), diagnose(got, diagnoses, tol))
@@ -200,18 +236,20 @@ def _largest_error(
     bad_nan = np.isnan(got) & ~np.isnan(expected)
     if bad_nan.any():
         index = tuple(int(i) for i in np.argwhere(bad_nan)[0])
-        return (
-            f"  got NaN at index {index} (expected {_fmt(expected[index])}): "
-            "a 0/0 or exp overflow somewhere, e.g. a fully masked row."
-        )
+        return say("judge.nan", index=index, expected=_fmt(expected[index]))
     diff = np.abs(got.astype(np.float64) - expected)
     index = tuple(
         int(i) for i in np.unravel_index(np.nanargmax(diff), diff.shape)
     )
-    return (
-        f"  max |got - expected| = {_fmt(diff[index])} at index {index}: "
-        f"expected {_fmt(expected[index])}, got {_fmt(got[index])} "
-        f"(atol={tol['atol']:g}, rtol={tol['rtol']:g}, shape {got.shape})."
+    return say(
+        "judge.largest",
+        diff=_fmt(diff[index]),
+        index=index,
+        expected=_fmt(expected[index]),
+        got=_fmt(got[index]),
+        atol=f"{tol['atol']:g}",
+        rtol=f"{tol['rtol']:g}",
+        shape=got.shape,
     )
 
 
@@ -241,7 +279,14 @@ def expect_count(
     whose count equals `got` is named."""
     if int(got) == int(expected):
         return
-    lines = [f"{what}: expected {expected:,}, got {int(got):,}."]
+    lines = [
+        say(
+            "judge.count",
+            what=what,
+            expected=f"{expected:,}",
+            got=f"{int(got):,}",
+        )
+    ]
     mistake = next(
         (m for m, n in (diagnoses or {}).items() if int(n) == int(got)), None
     )
@@ -273,8 +318,12 @@ def expect_reference(
         expected = reference(weights)
     except (ValueError, IndexError) as exc:
         lines = [
-            f"{what}: the layer's weights do not have the expected layout "
-            f"({exc}); its weight shapes are {_shapes(weights)}."
+            say(
+                "judge.layout",
+                what=what,
+                error=exc,
+                shapes=_shapes(weights),
+            )
         ]
         fail(_with_hint(lines, hint), diagnose(got, diagnoses, tol))
     expect_close(got, expected, what, tol=tol, diagnoses=diagnoses, hint=hint)
@@ -292,7 +341,7 @@ def stack_same_shape(arrays: Sequence[Any], what: str) -> np.ndarray:
     shapes = sorted({tuple(np.shape(a)) for a in arrays})
     expect(
         len(shapes) == 1,
-        f"{what}: every state should have the same shape, got {shapes}.",
+        say("judge.same_shape", what=what, shapes=shapes),
     )
     return np.stack([np.asarray(a) for a in arrays])
 
