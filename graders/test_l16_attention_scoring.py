@@ -22,6 +22,7 @@ from graders.lib.judge import expect
 from graders.lib.judge import expect_close
 from graders.lib.judge import expect_shape
 from graders.lib.judge import mistake_outputs
+from graders.lib.messages import say
 from graders.lib.probes import dropout_outputs
 from graders.lib.probes import gradient_check
 from graders.lib.probes import in_float64
@@ -245,7 +246,7 @@ def test_masked_softmax_shape(rng, lens):
     expect_shape(
         run_masked_softmax(X, VALID_LENS[lens]),
         (B, T, S),
-        "masked_softmax output",
+        say("l16.softmax_output"),
     )
 
 
@@ -259,7 +260,7 @@ def test_masked_softmax_values(rng, lens):
     expect_close(
         run_masked_softmax(X, valid),
         ref_masked_softmax(X, valid),
-        "masked_softmax weights",
+        say("l16.softmax_weights"),
         diagnoses=_diagnoses(
             ref_masked_softmax, X, valid, mistakes=SOFTMAX_MISTAKES
         ),
@@ -279,9 +280,7 @@ def test_masked_weights_are_exactly_zero_and_rows_sum_to_one(rng, lens):
     masked = np.arange(S) >= lens_bt[..., None]
     expect(
         np.all(got[masked] == 0.0),
-        f"masked_softmax: weights at positions >= valid_len must be exactly 0, "
-        f"got max {np.abs(got[masked]).max():.3g} there. Use a fill value like "
-        "-1e9 (not -1e4) before the softmax, or multiply by the mask after it.",
+        say("l16.masked_not_zero", largest=f"{np.abs(got[masked]).max():.3g}"),
         got=got,
         diagnoses=_diagnoses(
             ref_masked_softmax, X, valid, mistakes=SOFTMAX_MISTAKES
@@ -291,7 +290,7 @@ def test_masked_weights_are_exactly_zero_and_rows_sum_to_one(rng, lens):
     expect_close(
         sums[lens_bt > 0],
         np.ones(int((lens_bt > 0).sum())),
-        "masked_softmax row sums (rows with valid_len > 0)",
+        say("l16.row_sums"),
         tol=F32,
     )
 
@@ -302,21 +301,19 @@ def test_zero_valid_length_gives_all_zero_row(rng):
     got = run_masked_softmax(X, valid)
     expect(
         not np.isnan(got).any(),
-        "masked_softmax: a row with valid_len 0 produced NaN (0/0 in the "
-        "softmax); it must be all zeros.",
+        say("l16.empty_row_nan"),
     )
     uniform = np.allclose(got[0], 1.0 / S, **F32)  # float32's 1/S
     expect(
         not uniform,
-        f"masked_softmax row with valid_len 0: uniform (1/{S} each), "
-        "expected all zeros.",
+        say("l16.empty_row_uniform", S=S),
         got=np.array([float(uniform)]),
         diagnoses={UNIFORM_EMPTY_ROWS: np.array([1.0])},
     )
     expect_close(
         got[0],
         np.zeros((T, S)),
-        "masked_softmax row with valid_len 0",
+        say("l16.empty_row"),
         tol=EXACT,
         diagnoses={UNIFORM_EMPTY_ROWS: np.full((T, S), 1.0 / S)},
     )
@@ -334,15 +331,15 @@ def test_dot_product_attention_matches_reference(rng, lens):
     expect_close(
         weights,
         ref_weights,
-        "DotProductAttention weights",
+        say("l16.dot_weights"),
         diagnoses=_diagnoses(ref_dot_product, q, k, v, valid, part=1),
     )
     expect_close(
         out,
         ref_out,
-        "DotProductAttention output",
+        say("l16.dot_output"),
         diagnoses=_diagnoses(ref_dot_product, q, k, v, valid, part=0),
-        hint="output = weights @ values: (B, T, S) x (B, S, V).",
+        hint=say("l16.output_hint"),
     )
 
 
@@ -359,13 +356,13 @@ def test_additive_attention_matches_reference(rng, lens):
     expect_close(
         got_weights,
         ref_weights,
-        "AdditiveAttention weights",
+        say("l16.additive_weights"),
         diagnoses=_diagnoses(ref_additive, q, k, v, valid, *weights, part=1),
     )
     expect_close(
         out,
         ref_out,
-        "AdditiveAttention output",
+        say("l16.additive_output"),
         diagnoses=_diagnoses(ref_additive, q, k, v, valid, *weights, part=0),
     )
 
@@ -390,8 +387,8 @@ def test_identical_keys_average_the_valid_values(rng, kind):
     expect_close(
         out,
         np.array([[[2, 3, 4, 5]], [[10, 11, 12, 13]]], dtype=np.float64),
-        f"{kind} attention with identical keys",
-        hint="valid_lens [2, 6] must average value rows 0-1 and 0-5.",
+        say("l16.identical_keys", layer=say(f"l16.{kind}")),
+        hint=say("l16.identical_keys_hint"),
     )
 
 
@@ -404,7 +401,7 @@ def test_dropout_only_in_training(rng, kind):
     )
     expect_dropout_only_in_training(
         run_dropout(kind, q, k, v, VALID_LENS["2d"]),
-        f"{kind} attention",
+        say(f"l16.{kind}"),
         tol=EXACT,
     )
 
@@ -419,10 +416,10 @@ def test_keras_layer_contract(rng, kind):
     facts = run_contract(kind, q, k, v, VALID_LENS["1d"])
     expect_layer_contract(
         facts,
-        f"{kind} attention",
+        say(f"l16.{kind}"),
         output_shape=(B, T, V),
         symbolic_shape=(None, None, V),
-        on="keras.Input (None batch and lengths)",
+        on=say("l16.symbolic_on"),
         trainable=0 if kind == "dot" else 3,
     )
     expect_value_errors(facts["errors"])
@@ -448,6 +445,6 @@ def test_gradient_matches_centred_differences(rng, kind):
     expect_close(
         analytic,
         numeric,
-        f"{kind} attention d(loss)/d(queries) vs centred differences",
+        say("l16.gradient", layer=say(f"l16.{kind}")),
         tol=GRAD,
     )
