@@ -28,6 +28,7 @@ __all__ = [
     "HINTS_STATE",
     "LANG_STATE",
     "LESSON_GLOB",
+    "LAYER_PROBE_TIMEOUT",
     "LESSON_TIMEOUT",
     "MUTANT_TIMEOUT",
     "PROBE_TIMEOUT",
@@ -57,6 +58,10 @@ check may run two probe limits plus this margin."""
 MUTANT_TIMEOUT = 60.0
 """One check while grading a mutant (`m2t mutants`): a known mistake may
 loop, and the suite should not wait the full check limit for it."""
+
+LAYER_PROBE_TIMEOUT = 60.0
+"""Starting a bare Python in bubblewrap, to learn whether this machine can
+give the sandbox its namespaces."""
 
 # -- TensorFlow
 TF_LOG_LEVEL = "3"

@@ -38,6 +38,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from m2t import settings
+
 LAYERS = ("namespaces", "unprivileged", "landlock", "seccomp")
 SANDBOX_UID = 65534
 """The uid and gid inside a user namespace (the grader is not root)."""
@@ -170,7 +172,7 @@ def _namespaces_unavailable() -> str:
             [*argv, sys.executable, "-I", "-c", "pass"],
             capture_output=True,
             text=True,
-            timeout=60,
+            timeout=settings.LAYER_PROBE_TIMEOUT,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bubblewrap did not run ({exc})"
