@@ -14,9 +14,12 @@ import numpy as np
 import pytest
 
 from graders.lib import conventions
+from graders.lib import properties
 from graders.lib.contract import expect_dropout_only_in_training
 from graders.lib.contract import expect_layer_contract
 from graders.lib.contract import expect_value_errors
+from graders.lib.dropout import nearest_dropped
+from graders.lib.fixtures import reference
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
@@ -78,6 +81,18 @@ NO_OUTPUT_PROJECTION = Mistake(
     "the concatenated heads are returned without W_o: the output "
     "projection mixes what the heads found.",
 )
+DROPOUT_ON_OUTPUT = Mistake(
+    "dropout_on_output",
+    "dropout acts on W_o's output; it belongs on the attention weights: "
+    "head_h = Dropout(weights) V_h, so in training each head averages a "
+    "random subset of the values.",
+)
+DROPPED_WEIGHTS_RETURNED = Mistake(
+    "dropped_weights_returned",
+    "the returned attention weights are the ones after dropout; return "
+    "them before it, so that they sum to 1 in training too (only the "
+    "values' average uses the dropped ones).",
+)
 MISTAKES = (
     NO_SCALE,
     SCALE_BY_MODEL_SIZE,
@@ -86,6 +101,8 @@ MISTAKES = (
     HEADS_WRONG_ORDER,
     NO_OUTPUT_PROJECTION,
     UNIFORM_EMPTY_ROWS,
+    DROPOUT_ON_OUTPUT,
+    DROPPED_WEIGHTS_RETURNED,
 )
 SOFTMAX_MISTAKES = (MASK_AFTER_SOFTMAX, MASK_OFF_BY_ONE, UNIFORM_EMPTY_ROWS)
 
@@ -93,6 +110,7 @@ SOFTMAX_MISTAKES = (MASK_AFTER_SOFTMAX, MASK_OFF_BY_ONE, UNIFORM_EMPTY_ROWS)
 # --------------------------------------------------- float64 references
 
 
+@reference
 def ref_split_heads(X, num_heads=H, mistake=None):
     b, t, d = X.shape
     if mistake is HEADS_WRONG_ORDER:
@@ -100,6 +118,7 @@ def ref_split_heads(X, num_heads=H, mistake=None):
     return X.reshape(b, t, num_heads, d // num_heads).transpose(0, 2, 1, 3)
 
 
+@reference
 def ref_merge_heads(X, mistake=None):
     b, h, t, dk = X.shape
     if mistake is HEADS_WRONG_ORDER:
@@ -114,6 +133,7 @@ def _keep(valid_lens, b, t, s):
     return np.arange(s) < lens[..., None]
 
 
+@reference
 def ref_masked_softmax(scores, valid_lens, mistake=None):
     """(B, H, T, S) weights in float64, optionally with a known mistake."""
     scores = np.asarray(scores, dtype=np.float64)
@@ -130,6 +150,7 @@ def ref_masked_softmax(scores, valid_lens, mistake=None):
     return weights if mistake is UNIFORM_EMPTY_ROWS else weights * keep
 
 
+@reference
 def ref_mha(q, k, v, valid_lens, params, mistake=None):
     """(output (B, T, D), weights (B, H, T, S)) in float64.
 
@@ -219,6 +240,16 @@ def run_dropout(m, q, k, v, valid_lens):
 
 
 @lesson.probe
+def run_mha_training(m, q, k, v, valid_lens, params):
+    layer = m.MultiHeadAttention(D, H, dropout=0.5)
+    layer(q, k, v, valid_lens)  # build
+    _set_params(layer, params)
+    return layer(
+        q, k, v, valid_lens, training=True, return_attention_weights=True
+    )
+
+
+@lesson.probe
 def run_contract(m, q, k, v, valid_lens, bias):
     facts = layer_contract(
         lambda: m.MultiHeadAttention(D, H, dropout=0.1, bias=bias),
@@ -275,6 +306,7 @@ def _params(rng, bias=False):
     ]
 
 
+@reference
 def keras_mha(q, k, v, valid_lens, params):
     """keras.layers.MultiHeadAttention with our weights, reshaped to its
     einsum layout: kernels (Din, H, Dk), output kernel (H, Dk, D), biases
@@ -344,6 +376,14 @@ def test_merge_heads_inverts_split(rng):
     )
 
 
+def _weight_properties(valid):
+    """What weights (B, H, T, S) must satisfy whatever the mistake: no
+    weight on a masked key, rows summing to 1 (0 with no valid key)."""
+    if valid is None:
+        return [properties.rows_sum_to_one()]
+    return [properties.masked_keys(valid), properties.rows_sum_to_one(valid)]
+
+
 @pytest.mark.points(2)
 @pytest.mark.parametrize("lens", ["1d", "2d", None], ids=LENS_IDS)
 def test_masked_softmax_values(rng, lens):
@@ -357,6 +397,7 @@ def test_masked_softmax_values(rng, lens):
             ref_masked_softmax, scores, valid, mistakes=SOFTMAX_MISTAKES
         ),
         hint="the same (B, 1, T or 1, S) mask holds for every head.",
+        properties=_weight_properties(valid),
     )
 
 
@@ -402,6 +443,7 @@ def test_mha_matches_reference(rng, lens):
         ref_weights,
         "MultiHeadAttention weights (B, H, T, S)",
         diagnoses=_diagnoses(ref_mha, q, k, v, valid, params, part=1),
+        properties=_weight_properties(valid),
     )
     expect_close(
         out,
@@ -508,6 +550,47 @@ def test_dropout_only_in_training(rng):
     q, k, v = _inputs(rng)
     expect_dropout_only_in_training(
         run_dropout(q, k, v, VALID_LENS["2d"]), "MultiHeadAttention"
+    )
+
+
+@pytest.mark.points(2)
+def test_dropout_acts_on_the_attention_weights(rng):
+    """dropout=0.5, training: the returned weights are those before the
+    dropout (rows sum to 1), and with W_o = I each head's output is
+    Dropout(weights) V_h for some keep-mask of each row's keys."""
+    q, k, v = _inputs(rng)
+    params = [*_params(rng)[:3], np.eye(D, dtype="float32")]
+    valid = VALID_LENS["2d"]
+    out, weights = run_mha_training(q, k, v, valid, params)
+    ref_out, ref_weights = ref_mha(q, k, v, valid, params)
+    expect_close(
+        weights,
+        ref_weights,
+        "MultiHeadAttention(dropout=0.5) weights with training=True (those "
+        "before the dropout: each row sums to 1)",
+        diagnoses={
+            DROPPED_WEIGHTS_RETURNED: lambda: nearest_dropped(
+                weights, ref_weights, 0.5
+            )
+        },
+    )
+    expect_shape(out, (B, T, D), "MultiHeadAttention output")
+    got_heads = ref_split_heads(np.asarray(out, np.float64))  # (B, H, T, Dk)
+    values = ref_split_heads(np.asarray(v, np.float64) @ params[2])
+    expect_close(
+        got_heads,
+        nearest_dropped(
+            got_heads, ref_weights, 0.5, then=lambda d: d @ values[:, :, None]
+        ),
+        "MultiHeadAttention(dropout=0.5) heads with training=True and W_o = "
+        "I: each must be Dropout(weights) V_h, for some mask of the keys",
+        diagnoses={
+            DROPOUT_ON_OUTPUT: lambda: ref_split_heads(
+                nearest_dropped(out[..., None], ref_out[..., None], 0.5)[..., 0]
+            )
+        },
+        hint="drop the attention weights (self.attention_dropout), then "
+        "average the values with them.",
     )
 
 

@@ -13,6 +13,8 @@ import pytest
 
 from graders.lib.contract import expect_layer_contract
 from graders.lib.contract import expect_value_errors
+from graders.lib.dropout import nearest_dropped
+from graders.lib.fixtures import reference
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
@@ -20,7 +22,6 @@ from graders.lib.judge import expect_shape
 from graders.lib.probes import layer_contract
 from graders.lib.probes import value_errors
 from graders.lib.tolerances import EXACT
-from graders.lib.tolerances import F32
 from m2t.grading.probe import Lesson
 
 lesson = Lesson("l19_self_attention_positional_encoding")
@@ -50,11 +51,23 @@ ROTATION_TRANSPOSED = Mistake(
     "shift backwards (P[i] @ M = P[i - delta]): with row vectors, block j is "
     "[[cos, -sin], [sin, cos]].",
 )
+DROPOUT_BEFORE_ADD = Mistake(
+    "dropout_before_add",
+    "dropout acts on the embeddings X before P is added, so P is never "
+    "dropped; the layer is Dropout(X + P), as d2l's: add first.",
+)
+DROPOUT_ON_P = Mistake(
+    "dropout_on_p",
+    "dropout acts on the table P alone, so X is never dropped; the layer "
+    "is Dropout(X + P), as d2l's: add first.",
+)
 MISTAKES = (
     SIN_COS_SWAPPED,
     HALVES_NOT_INTERLEAVED,
     EXPONENT_NOT_2J,
     ROTATION_TRANSPOSED,
+    DROPOUT_BEFORE_ADD,
+    DROPOUT_ON_P,
 )
 TABLE_MISTAKES = (SIN_COS_SWAPPED, HALVES_NOT_INTERLEAVED, EXPONENT_NOT_2J)
 
@@ -66,6 +79,7 @@ def _frequencies(depth, mistake=None):
     return 1.0 / 10000.0**exponent  # (D/2,)
 
 
+@reference
 def ref_table(max_len=L, depth=D, mistake=None):
     """(max_len, D) positional encoding in float64."""
     angles = np.arange(max_len)[:, None] * _frequencies(depth, mistake)
@@ -79,6 +93,7 @@ def ref_table(max_len=L, depth=D, mistake=None):
     return table
 
 
+@reference
 def ref_shift(delta, depth=D, mistake=None):
     """(D, D) block-diagonal rotation M(delta) in float64."""
     angles = delta * _frequencies(depth)
@@ -244,17 +259,43 @@ def test_layer_adds_the_encoding(rng):
     )
 
 
+def _dropped_elementwise(got, before):
+    """Each element of `got` as 0 or 2 * `before` (dropout 0.5), whichever
+    is closer."""
+    return nearest_dropped(got[..., None], before[..., None], 0.5)[..., 0]
+
+
 def test_dropout_only_in_training(rng):
+    """dropout=0.5: every element of the training output is 0 or
+    2 (X + P), some of each; X has no zeros, so a dropout of X alone or
+    of P alone cannot pass."""
     first = rng.standard_normal((B, T, D)).astype("float32")
     second = rng.standard_normal((B, 7, D)).astype("float32")
     out, _, trained = run_layer(first, second, dropout=0.5)
-    expect_close(out, first + ref_table()[:T], "X + P[:T], training=False")
+    X = first.astype(np.float64)
+    P = np.broadcast_to(ref_table()[:T], X.shape)  # (B, T, D)
+    expect_close(out, X + P, "X + P[:T], training=False")
+    trained = np.asarray(trained, np.float64)
+    expect_shape(trained, (B, T, D), "PositionalEncoding output, training")
+    expect_close(
+        trained,
+        _dropped_elementwise(trained, X + P),
+        "PositionalEncoding(dropout=0.5) with training=True: each element "
+        "0 or 2 (X + P)",
+        diagnoses={
+            DROPOUT_BEFORE_ADD: lambda: (
+                _dropped_elementwise(trained - P, X) + P
+            ),
+            DROPOUT_ON_P: lambda: X + _dropped_elementwise(trained - X, P),
+        },
+        hint="dropout comes after the addition: Dropout(X + P).",
+    )
     dropped = np.isclose(trained, 0.0)
     expect(
-        dropped.any()
-        and np.allclose(trained[~dropped], 2.0 * out[~dropped], **F32),
+        dropped.any() and not dropped.all(),
         "PositionalEncoding(dropout=0.5, training=True) should zero some of "
-        "X + P and double the rest: dropout comes after the addition.",
+        f"X + P and double the rest; it zeroed {int(dropped.sum())} of "
+        f"{dropped.size}.",
     )
 
 
