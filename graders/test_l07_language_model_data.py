@@ -244,14 +244,15 @@ def test_y_is_x_shifted_by_one(kind):
         np.array_equal(pos[Y], pos[X] + 1),
         f"seq_data_iter_{kind}: Y must be X one token later "
         "(Y[b, t] = the corpus token after X[b, t]).",
-        got=X.astype(np.float64) if kind == "sequential" else None,
+        got=Y.astype(np.float64) if kind == "sequential" else None,
         diagnoses={
             Y_NOT_SHIFTED: lambda: ref_sequential(
                 corpus, B, T, offset, Y_NOT_SHIFTED
-            )[0]
+            )[1]
         }
         if kind == "sequential"
         else None,
+        expected=ref_sequential(corpus, B, T, offset)[1],
     )
     if kind == "sequential":
         expect(
@@ -393,6 +394,7 @@ def test_sequential_minibatches_continue_each_other():
                 corpus, B, T, offset, ROWS_INTERLEAVED
             )[0]
         },
+        expected=ref_sequential(corpus, B, T, offset)[0],
     )
 
 

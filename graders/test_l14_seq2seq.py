@@ -73,6 +73,12 @@ NO_BREVITY = Mistake(
     "BLEU lacks the brevity penalty exp(min(0, 1 - len_label/len_pred)), "
     "so a short prediction with high precision scores too well.",
 )
+BREVITY_INVERTED = Mistake(
+    "bleu_brevity_penalty_inverted",
+    "the brevity penalty has its lengths swapped: it is exp(min(0, 1 - "
+    "len_label/len_pred)), which punishes a prediction SHORTER than the "
+    "label, never a longer one.",
+)
 NO_CLIPPING = Mistake(
     "bleu_no_clipping",
     "n-gram matches are not clipped: a label n-gram may match at most as "
@@ -95,6 +101,7 @@ MISTAKES = (
     LOSS_NOT_MASKED,
     LOSS_MEAN_ALL,
     NO_BREVITY,
+    BREVITY_INVERTED,
     NO_CLIPPING,
     NO_LENGTH_NORM,
     GREEDY_NO_STOP,
@@ -185,13 +192,22 @@ def ref_teacher_forcing(Y, bos_id, mistake=None):
 
 
 def ref_bleu(pred, label, k=2, mistake=None):
-    return bleu(
+    score = bleu(
         pred,
         label,
         k,
-        brevity_penalty=mistake is not NO_BREVITY,
+        brevity_penalty=mistake not in (NO_BREVITY, BREVITY_INVERTED),
         clip=mistake is not NO_CLIPPING,
     )
+    if mistake is BREVITY_INVERTED and len(pred.split()) >= k:
+        ratio = len(pred.split()) / len(label.split())
+        score *= np.exp(min(0.0, 1.0 - ratio))
+    return float(score)
+
+
+def ref_bleu_pair(cases, mistake=None):
+    """BLEU of each (prediction, label, k) of `cases`, as one array."""
+    return np.array([ref_bleu(*case, mistake=mistake) for case in cases])
 
 
 # ------------------------------- scripted decoders and reference searches
@@ -737,6 +753,28 @@ def test_bleu(case):
         expected,
         f"bleu({pred!r}, {label!r}, k={k})",
         diagnoses=_diagnoses(ref_bleu, pred, label, k),
+    )
+
+
+BREVITY_PAIR = (  # a short and a long prediction of one label
+    ("il est", "il est calme .", 2),
+    ("il est calme . il est", "il est calme .", 2),
+)
+
+
+def test_bleu_brevity_penalty_punishes_only_short_predictions():
+    """One prediction shorter and one longer than the label: no single
+    input tells a missing penalty from a swapped one (on a short prediction
+    both give 1), the pair does."""
+    got = np.array([run_bleu(*case) for case in BREVITY_PAIR], dtype=object)
+    if any(isinstance(g, dict) for g in got):
+        expect(False, "bleu raised an error on a prediction of 2+ words.")
+    expect_close(
+        got.astype(np.float64),
+        ref_bleu_pair(BREVITY_PAIR),
+        "[bleu(short, label), bleu(long, label)] for "
+        f"{[case[:2] for case in BREVITY_PAIR]}",
+        diagnoses=_diagnoses(ref_bleu_pair, BREVITY_PAIR),
     )
 
 

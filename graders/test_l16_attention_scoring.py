@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from graders.lib import conventions
+from graders.lib import properties
 from graders.lib.contract import expect_dropout_only_in_training
 from graders.lib.contract import expect_layer_contract
 from graders.lib.contract import expect_value_errors
@@ -250,6 +251,15 @@ def test_masked_softmax_shape(rng, lens):
     )
 
 
+def _weight_properties(valid):
+    """What any attention weights must satisfy: no weight on a masked key
+    (when there is a mask) and rows summing to 1 (0 where no key is
+    valid)."""
+    if valid is None:
+        return [properties.rows_sum_to_one()]
+    return [properties.masked_keys(valid), properties.rows_sum_to_one(valid)]
+
+
 @pytest.mark.points(2)
 @pytest.mark.parametrize(
     "lens", ["1d", "2d", None], ids=["valid_lens_B", "valid_lens_BT", "no_mask"]
@@ -264,6 +274,7 @@ def test_masked_softmax_values(rng, lens):
         diagnoses=_diagnoses(
             ref_masked_softmax, X, valid, mistakes=SOFTMAX_MISTAKES
         ),
+        properties=_weight_properties(valid),
     )
 
 
@@ -333,6 +344,7 @@ def test_dot_product_attention_matches_reference(rng, lens):
         ref_weights,
         say("l16.dot_weights"),
         diagnoses=_diagnoses(ref_dot_product, q, k, v, valid, part=1),
+        properties=_weight_properties(valid),
     )
     expect_close(
         out,
@@ -358,6 +370,7 @@ def test_additive_attention_matches_reference(rng, lens):
         ref_weights,
         say("l16.additive_weights"),
         diagnoses=_diagnoses(ref_additive, q, k, v, valid, *weights, part=1),
+        properties=_weight_properties(valid),
     )
     expect_close(
         out,

@@ -16,6 +16,7 @@ from graders.lib.cnn_references import Row
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import fail
+from graders.lib.judge import only_match
 
 
 def table_rows(raw: Sequence[Any]) -> list[Row]:
@@ -63,7 +64,7 @@ def expect_table(
     """Each layer's name and output shape must be `expected`'s, in order.
 
     On failure: the first differing row, the two tables side by side, and
-    the catalogued mistake whose table equals `got`, if any.
+    the catalogued mistake whose table equals `got` (`only_match`).
     """
     got = [(n, tuple(s)) for n, s in got]
     expected = [(n, tuple(s)) for n, s in expected]
@@ -81,14 +82,11 @@ def expect_table(
         f"{what}: the layer table differs from row {first} on "
         f"({len(got)} rows, expected {len(expected)}):"
     ]
-    mistake = next(
-        (
-            m
-            for m, rows in (diagnoses or {}).items()
-            if [(n, tuple(s)) for n, s in rows] == got
-        ),
-        None,
-    )
+    tables = {
+        m: [(n, tuple(s)) for n, s in rows]
+        for m, rows in (diagnoses or {}).items()
+    }
+    mistake = only_match(got, tables, list.__eq__, expected)
     lines += _format_table(expected, got)
     if hint:
         lines.append(f"  Hint: {hint}")

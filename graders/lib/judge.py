@@ -3,8 +3,8 @@ the known mistake a wrong answer matches.
 
 Every failure raises `CheckFailed` with a message a student can act on:
 what was checked, expected vs got (shape, or the largest difference and its
-index), and, when the output equals what a catalogued mistake produces,
-that diagnosis first.
+index), and, when the output equals what one catalogued mistake produces
+and no other (`only_match`), that diagnosis first.
 """
 
 from __future__ import annotations
@@ -15,11 +15,14 @@ from collections.abc import Callable
 from collections.abc import Mapping
 from collections.abc import Sequence
 from typing import Any
+from typing import TypeVar
 
 import numpy as np
 
 from graders.lib.messages import mistake_text
 from graders.lib.messages import say
+from graders.lib.properties import Property
+from graders.lib.properties import failed
 from graders.lib.tolerances import F32
 
 
@@ -57,6 +60,8 @@ class Mistake:
         """`explanation` in the run's language (graders/lib/messages.py)."""
         return mistake_text(self.lesson, self.name, self.explanation)
 
+
+T = TypeVar("T")
 
 Diagnoses = Mapping[Mistake, Any]
 """Mistake -> the output it produces (an array, or a function that computes
@@ -118,28 +123,68 @@ def _array(value: Any) -> np.ndarray:
     return np.asarray(value, dtype=np.float64)
 
 
-def _matches(got: np.ndarray, candidate: Any, tol: Mapping[str, float]) -> bool:
-    if callable(candidate):
-        candidate = candidate()
-    candidate = _array(candidate)
-    if got.shape != candidate.shape:
+def _close(a: np.ndarray, b: np.ndarray, tol: Mapping[str, float]) -> bool:
+    if a.shape != b.shape:
         return False
     with np.errstate(invalid="ignore"):
-        return bool(np.allclose(got, candidate, equal_nan=True, **tol))
+        return bool(np.allclose(a, b, equal_nan=True, **tol))
+
+
+def only_match(
+    got: T,
+    outputs: Mapping[Mistake, T],
+    same: Callable[[T, T], bool],
+    expected: T | None = None,
+) -> Mistake | None:
+    """The label rule, for every kind of output: the one mistake whose
+    output equals `got`, where that output differs from the right answer
+    (`expected`, when known) and from every other mistake's; else None.
+
+    Two mistakes that coincide on this input tell nothing apart, and a
+    mistake that leaves this output right cannot explain a wrong one: no
+    label is given from such an input (the check needs one that does).
+    """
+    if expected is not None:
+        outputs = {m: o for m, o in outputs.items() if not same(o, expected)}
+    matching = [m for m, o in outputs.items() if same(got, o)]
+    if len(matching) != 1:
+        return None
+    (mistake,) = matching
+    mine = outputs[mistake]
+    if any(same(mine, o) for m, o in outputs.items() if m is not mistake):
+        return None
+    return mistake
 
 
 def diagnose(
-    got: Any, diagnoses: Diagnoses | None, tol: Mapping[str, float] = F32
+    got: Any,
+    diagnoses: Diagnoses | None,
+    tol: Mapping[str, float] = F32,
+    expected: Any = None,
 ) -> Mistake | None:
-    """The first catalogued mistake whose output equals `got`, if any."""
+    """The catalogued mistake `got` shows, by `only_match`'s rule: None
+    when no mistake, or more than one, could have produced it.
+
+    Args:
+        got: the student's output.
+        diagnoses: mistake -> its output (or a function computing it; one
+            that raises ValueError or TypeError is left out).
+        tol: what counts as equal (see graders/lib/tolerances.py).
+        expected: the right answer. Without it every mistake is taken to
+            differ from it: fine for flags the right answer never raises,
+            otherwise pass it.
+    """
     got = _array(got)
+    outputs = {}
     for mistake, candidate in (diagnoses or {}).items():
         try:
-            if _matches(got, candidate, tol):
-                return mistake
+            outputs[mistake] = _array(
+                candidate() if callable(candidate) else candidate
+            )
         except (ValueError, TypeError):
             continue
-    return None
+    right = None if expected is None else _array(expected)
+    return only_match(got, outputs, lambda a, b: _close(a, b, tol), right)
 
 
 # -------------------------------------------------------------- failing
@@ -190,13 +235,16 @@ def expect_close(
     tol: Mapping[str, float] = F32,
     diagnoses: Diagnoses | None = None,
     hint: str = "",
+    properties: Sequence[Property] = (),
 ) -> None:
     """`got` must equal `expected` (any shape) within `tol` (see
     graders/lib/tolerances.py).
 
     On failure the message gives the shape mismatch or the largest
     difference with its index, leads with the diagnosis when `got` matches a
-    catalogued mistake, and ends with `hint` (the likely cause) if given.
+    catalogued mistake, says which of `properties` (graders/lib/properties.py:
+    masked keys, rows summing to 1, causality, ...) `got` breaks, one line
+    each, and ends with `hint` (the likely cause) if given.
     """
     got = _array(got)
     expected = _array(expected)
@@ -211,7 +259,7 @@ def expect_close(
                 got=got.shape,
             )
         ]
-        fail(_with_hint(lines, hint), diagnose(got, diagnoses, tol))
+        fail(_with_hint(lines, hint), diagnose(got, diagnoses, tol, expected))
     with np.errstate(invalid="ignore"):
         ok = np.isclose(got, expected, equal_nan=False, **tol)
     if ok.all():
@@ -224,8 +272,9 @@ def expect_close(
             size=ok.size,
         ),
         _largest_error(got, expected, tol),
+        *(f"  Property: {line}" for line in failed(got, properties)),
     ]
-    fail(_with_hint(lines, hint), diagnose(got, diagnoses, tol))
+    fail(_with_hint(lines, hint), diagnose(got, diagnoses, tol, expected))
 
 
 def _largest_error(
@@ -260,11 +309,16 @@ def expect(
     got: Any = None,
     diagnoses: Diagnoses | None = None,
     tol: Mapping[str, float] = F32,
+    expected: Any = None,
 ) -> None:
     """A behavioural invariant: `message` says what should hold and what
-    came; `got` (optional) is matched against `diagnoses`."""
+    came; `got` (optional) is matched against `diagnoses` by `diagnose`'s
+    rule, `expected` (the right value of `got`, when it has one) leaving
+    out the mistakes that do not change it."""
     if not condition:
-        mistake = diagnose(got, diagnoses, tol) if got is not None else None
+        mistake = (
+            diagnose(got, diagnoses, tol, expected) if got is not None else None
+        )
         fail([message], mistake)
 
 
@@ -276,7 +330,7 @@ def expect_count(
     hint: str = "",
 ) -> None:
     """An exact count (parameters), with its formula in `hint`; a mistake
-    whose count equals `got` is named."""
+    whose count equals `got` is named (by `only_match`'s rule)."""
     if int(got) == int(expected):
         return
     lines = [
@@ -287,9 +341,8 @@ def expect_count(
             got=f"{int(got):,}",
         )
     ]
-    mistake = next(
-        (m for m, n in (diagnoses or {}).items() if int(n) == int(got)), None
-    )
+    counts = {m: int(n) for m, n in (diagnoses or {}).items()}
+    mistake = only_match(int(got), counts, int.__eq__, int(expected))
     fail(_with_hint(lines, hint), mistake)
 
 
