@@ -477,3 +477,194 @@ def test_in_float64_names_float32_and_lets_other_errors_through():
     with pytest.raises(TypeError, match="not float"):
         in_float64(lambda a: (_ for _ in ()).throw(TypeError("not float")), x)
     assert float(in_float64(lambda a: tf.reduce_sum(a), x)) == 3.0
+
+
+# ---------------------------------------------------------- lessons 02-03
+# d2l's networks compute the course's functions with other nesting: a
+# Sequential head, GlobalAvgPool2D + Reshape + Flatten, ResNet stages as a
+# Layer of their own. The table checks compare them leaf by leaf.
+D2L_VGG = """
+
+def vgg(conv_arch=VGG11, num_classes=10, num_hiddens=4096, dropout=0.5):
+    # d2l 7.2.2 (8.2.2): the blocks, then the head as one more Sequential.
+    net = keras.Sequential()
+    for num_convs, num_channels in conv_arch:
+        net.add(vgg_block(num_convs, num_channels))
+    net.add(
+        keras.Sequential(
+            [
+                keras.layers.Flatten(),
+                keras.layers.Dense(num_hiddens, activation="relu"),
+                keras.layers.Dropout(dropout),
+                keras.layers.Dense(num_hiddens, activation="relu"),
+                keras.layers.Dropout(dropout),
+                keras.layers.Dense(num_classes),
+            ]
+        )
+    )
+    return net
+"""
+
+D2L_ZH_NIN = """
+
+def nin_block(num_channels, kernel_size, strides, padding):
+    # d2l-zh 7.3.1: each ReLU an Activation layer of its own.
+    return keras.Sequential(
+        [
+            keras.layers.Conv2D(num_channels, kernel_size, strides=strides,
+                                padding=padding),
+            keras.layers.Activation("relu"),
+            keras.layers.Conv2D(num_channels, kernel_size=1),
+            keras.layers.Activation("relu"),
+            keras.layers.Conv2D(num_channels, kernel_size=1),
+            keras.layers.Activation("relu"),
+        ]
+    )
+
+
+def nin(num_classes=10, widths=(96, 256, 384), dropout=0.5):
+    # d2l-zh 7.3.2: the average per channel, Reshape to (1, 1, classes),
+    # then Flatten back to (B, classes).
+    return keras.Sequential(
+        [
+            nin_block(widths[0], kernel_size=11, strides=4, padding="valid"),
+            keras.layers.MaxPool2D(pool_size=3, strides=2),
+            nin_block(widths[1], kernel_size=5, strides=1, padding="same"),
+            keras.layers.MaxPool2D(pool_size=3, strides=2),
+            nin_block(widths[2], kernel_size=3, strides=1, padding="same"),
+            keras.layers.MaxPool2D(pool_size=3, strides=2),
+            keras.layers.Dropout(dropout),
+            nin_block(num_classes, kernel_size=3, strides=1, padding="same"),
+            keras.layers.GlobalAveragePooling2D(),
+            keras.layers.Reshape((1, 1, num_classes)),
+            keras.layers.Flatten(),
+        ]
+    )
+"""
+
+D2L_ZH_RESNET = """
+
+class ResnetBlock(keras.layers.Layer):
+    # d2l-zh 7.6.2: a stage is a Layer holding its residual blocks.
+    def __init__(self, num_channels, num_residuals, first_block=False,
+                 **kwargs):
+        super().__init__(**kwargs)
+        self.residual_layers = []
+        for i in range(num_residuals):
+            if i == 0 and not first_block:
+                self.residual_layers.append(
+                    Residual(num_channels, use_1x1conv=True, strides=2)
+                )
+            else:
+                self.residual_layers.append(Residual(num_channels))
+
+    def call(self, X, training=None):
+        for layer in self.residual_layers:
+            X = layer(X, training=training)
+        return X
+
+
+def resnet18(num_classes=10, widths=(64, 128, 256, 512)):
+    # d2l-zh 7.6.3: b1's four layers straight in the model, then the stages.
+    return keras.Sequential(
+        [
+            keras.layers.Conv2D(widths[0], kernel_size=7, strides=2,
+                                padding="same"),
+            keras.layers.BatchNormalization(),
+            keras.layers.Activation("relu"),
+            keras.layers.MaxPool2D(pool_size=3, strides=2, padding="same"),
+            ResnetBlock(widths[0], 2, first_block=True),
+            ResnetBlock(widths[1], 2),
+            ResnetBlock(widths[2], 2),
+            ResnetBlock(widths[3], 2),
+            keras.layers.GlobalAvgPool2D(),
+            keras.layers.Dense(units=num_classes),
+        ]
+    )
+"""
+
+D2L_EN_RESNET = """
+
+def resnet18(num_classes=10, widths=(64, 128, 256, 512)):
+    # d2l 8.6.3: b1, one Sequential per stage, the head as a Sequential.
+    net = keras.Sequential(
+        [
+            keras.Sequential(
+                [
+                    keras.layers.Conv2D(widths[0], kernel_size=7, strides=2,
+                                        padding="same"),
+                    keras.layers.BatchNormalization(),
+                    keras.layers.Activation("relu"),
+                    keras.layers.MaxPool2D(pool_size=3, strides=2,
+                                           padding="same"),
+                ]
+            )
+        ]
+    )
+    for i, channels in enumerate(widths):
+        net.add(resnet_block(channels, 2, first_block=i == 0))
+    net.add(
+        keras.Sequential(
+            [
+                keras.layers.GlobalAvgPool2D(),
+                keras.layers.Dense(units=num_classes),
+            ]
+        )
+    )
+    return net
+"""
+
+D2L_GOOGLENET_B5 = (
+    "            layers.GlobalAveragePooling2D(),\n        ]\n    )\n"
+    "    return keras.Sequential([b1, b2, b3, b4, b5,",
+    "            layers.GlobalAveragePooling2D(),\n"
+    "            layers.Flatten(),\n        ]\n    )\n"
+    "    return keras.Sequential([b1, b2, b3, b4, b5,",
+)
+
+
+@pytest.mark.parametrize(
+    ("module", "port", "checks"),
+    [
+        ("l02_classic_cnns", D2L_VGG, ["[vgg]"]),
+        ("l02_classic_cnns", D2L_ZH_NIN, ["[nin]", "nin_block"]),
+        ("l03_inception_resnet", D2L_ZH_RESNET, ["resnet18"]),
+        ("l03_inception_resnet", D2L_EN_RESNET, ["resnet18"]),
+    ],
+    ids=["d2l_vgg", "d2l_zh_nin", "d2l_zh_resnet", "d2l_en_resnet"],
+)
+def test_d2l_cnn_nesting_passes_the_table_checks(
+    module, port, checks, tmp_path
+):
+    results = grade_port(module, tmp_path, checks, append=port)
+    assert any("table" in name for name in results), results
+    assert not failures(results), results
+
+
+def test_d2l_googlenet_flatten_after_the_average_passes(tmp_path):
+    """d2l 8.4.2 (7.4.2): b5 ends in GlobalAvgPool2D, then Flatten."""
+    results = grade_port(
+        "l03_inception_resnet",
+        tmp_path,
+        ["googlenet"],
+        replace=[D2L_GOOGLENET_B5],
+    )
+    assert "test_googlenet_seed_layer_table" in results, results
+    assert not failures(results), results
+
+
+def test_d2l_zh_resnet_stage_that_downsamples_is_named(tmp_path):
+    """Opened leaf by leaf, a wrong stage is still a known mistake."""
+    port = D2L_ZH_RESNET.replace(
+        "ResnetBlock(widths[0], 2, first_block=True)",
+        "ResnetBlock(widths[0], 2)",
+    )
+    results = grade_port(
+        "l03_inception_resnet",
+        tmp_path,
+        ["test_resnet18_seed_layer_table"],
+        append=port,
+    )
+    (message,) = failures(results).values()
+    assert "Likely mistake [resnet_first_stage_downsamples]" in message
+    assert "leaf by leaf" in message, message

@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 
 from graders.lib.cnn_references import Row
+from graders.lib.cnn_references import Spec
+from graders.lib.cnn_references import simulate
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import fail
@@ -100,26 +102,102 @@ def expect_network_table(
     expected: Sequence[Row],
     *,
     diagnoses: Mapping[Mistake, Sequence[Row]] | None = None,
+    spec: Spec | None = None,
+    mistake_specs: Mapping[Mistake, Spec] | None = None,
     hint: str = "",
 ) -> None:
     """`call` (e.g. "vgg()") returned a keras.Sequential whose layer table
     on `input_shape` is `expected`.
 
+    With `spec` (the architecture whose table `expected` is), a network
+    nested otherwise passes too where its leaves agree with `spec`'s (see
+    `leaf_table`): d2l's Sequential head, its GlobalAvgPool2D + Reshape +
+    Flatten, its ResNet stage written as a Layer. A failure shows the
+    seed's table where there are as many top-level layers as the seed
+    has, else the leaves.
+
     Args:
         facts: what `cnn_probes.layer_table` returned.
-        diagnoses: mistake -> the table it gives (see `simulate`).
+        diagnoses: mistake -> the table it gives (see `simulate`); made
+            from `mistake_specs` when not given.
+        mistake_specs: mistake -> the architecture it builds (one that
+            leaves no pixels is left out).
     """
     expect(
         facts["type"] == "Sequential",
         f"{call} should return a keras.Sequential, got {facts['type']}.",
     )
+    what = f"{call} on {tuple(input_shape)}"
+    specs = dict(_runnable(mistake_specs or {}, input_shape))
+    if diagnoses is None:
+        diagnoses = {m: simulate(s, input_shape)[0] for m, s in specs.items()}
+    got = table_rows(facts["rows"])
+    if spec is None or got == list(expected):
+        expect_table(got, expected, what, diagnoses=diagnoses, hint=hint)
+        return
+
+    def leaves_of(spec: Spec) -> list[Row]:
+        return leaf_table(simulate(opened(spec), input_shape)[0], input_shape)
+
+    leaves = leaf_table(table_rows(facts["leaves"]), input_shape)
+    if leaves == leaves_of(spec):
+        return
+    if len(got) == len(expected):  # the seed's layout: its table says most
+        expect_table(got, expected, what, diagnoses=diagnoses, hint=hint)
     expect_table(
-        table_rows(facts["rows"]),
-        expected,
-        f"{call} on {tuple(input_shape)}",
-        diagnoses=diagnoses,
+        leaves,
+        leaves_of(spec),
+        f"{what}, compared leaf by leaf (its layers are not the seed's: "
+        "nested models and layers that only chain others are opened, "
+        "Flatten and Reshape that leave the shape as it was are dropped)",
+        diagnoses={m: leaves_of(s) for m, s in specs.items()},
         hint=hint,
     )
+
+
+def _runnable(specs: Mapping[Mistake, Spec], input_shape: tuple[int, ...]):
+    for mistake, spec in specs.items():
+        try:
+            simulate(spec, input_shape)
+        except ValueError:  # the mistake leaves no pixels: no table
+            continue
+        yield mistake, spec
+
+
+def opened(spec: Spec) -> list[tuple]:
+    """`spec` with every ("seq", inner) item replaced by its inner items,
+    all the way down."""
+    items: list[tuple] = []
+    for item in spec:
+        items += opened(item[1]) if item[0] == "seq" else [item]
+    return items
+
+
+RESHAPING = ("Flatten", "Reshape")
+
+
+def leaf_table(rows: Sequence[Row], input_shape: tuple[int, ...]) -> list[Row]:
+    """`rows` with each run of Flatten and Reshape rows made one: dropped
+    where it ends on the shape it started from (Flatten after
+    GlobalAveragePooling2D; d2l-zh's Reshape((1, 1, 10)) then Flatten), a
+    Flatten row where it ends flat, else one Reshape row."""
+    out: list[Row] = []
+    before = tuple(input_shape)
+    run: list[Row] = []
+    for name, shape in [*rows, ("", ())]:
+        shape = tuple(shape)
+        if name in RESHAPING:
+            run.append((name, shape))
+            continue
+        if run:
+            end = run[-1][1]
+            if end != before:
+                out.append(("Flatten" if len(end) == 2 else "Reshape", end))
+            before, run = end, []
+        if name:
+            out.append((name, shape))
+            before = shape
+    return out
 
 
 def expect_loss_falls(losses: Sequence[float], what: str) -> None:

@@ -16,15 +16,22 @@ from typing import Any
 import numpy as np
 
 
-def layer_table(model: Any, input_shape: tuple[int, ...]) -> dict[str, Any]:
+def layer_table(
+    model: Any, input_shape: tuple[int, ...], keep: Sequence[str] = ()
+) -> dict[str, Any]:
     """Run a symbolic `input_shape` batch through `model.layers` one at a
     time (no weights are initialised: shape inference only, ~0.1 s even for
     VGG's 129M parameters).
 
+    Args:
+        keep: class names of the lesson's own blocks ("Residual"), leaves
+            of `leaves` even though they hold layers.
+
     Returns:
         dict: `type` (the model's class name), `rows` [(class name, output
-        shape, activation name or None)], `trainable` and `non_trainable`
-        (parameter counts).
+        shape, activation name or None)] of the top-level layers, `leaves`
+        the same with containers opened (`_apply_opened`), `trainable` and
+        `non_trainable` (parameter counts).
     """
     if not hasattr(model, "layers"):
         raise TypeError(
@@ -36,35 +43,83 @@ def layer_table(model: Any, input_shape: tuple[int, ...]) -> dict[str, Any]:
     # of their own, they are forgotten with it. Nothing uses this model
     # again.
     with ThreadPoolExecutor(max_workers=1) as pool:
-        facts = pool.submit(_shapes_without_weights, model, input_shape)
+        facts = pool.submit(
+            _shapes_without_weights, model, tuple(input_shape), tuple(keep)
+        )
         return facts.result()
 
 
 def _shapes_without_weights(
-    model: Any, input_shape: tuple[int, ...]
+    model: Any, input_shape: tuple[int, ...], keep: tuple[str, ...]
 ) -> dict[str, Any]:
     import keras
 
-    rows = []
+    rows: list[tuple] = []
+    leaves: list[tuple] = []
     with keras.StatelessScope(initialize_variables=False):
         x = keras.Input(batch_shape=input_shape)
         for layer in model.layers:
             if isinstance(layer, keras.layers.InputLayer):
                 continue
-            x = layer(x)
-            activation = getattr(layer, "activation", None)
-            rows.append(
-                (
-                    type(layer).__name__,
-                    tuple(int(d) for d in x.shape),
-                    getattr(activation, "__name__", None),
-                )
-            )
+            x = _apply_opened(layer, x, keep, leaves)
+            rows.append(_row(layer, x))
         counts = {
             "trainable": _count(model.trainable_weights),
             "non_trainable": _count(model.non_trainable_weights),
         }
-    return {"type": type(model).__name__, "rows": rows, **counts}
+    return {
+        "type": type(model).__name__,
+        "rows": rows,
+        "leaves": leaves,
+        **counts,
+    }
+
+
+def _row(layer: Any, out: Any) -> tuple:
+    activation = getattr(layer, "activation", None)
+    return (
+        type(layer).__name__,
+        tuple(int(d) for d in out.shape),
+        getattr(activation, "__name__", None),
+    )
+
+
+def _apply_opened(layer: Any, x: Any, keep: tuple[str, ...], leaves: list):
+    """`layer(x)`, appending the rows of its leaves to `leaves`: a
+    Sequential is opened into its layers; a layer of the student's own
+    (not Keras's, not named in `keep`) that holds layers is opened into
+    them in the order it made them, where running them one after the other
+    gives the layer's own output shape (d2l's `ResnetBlock`); any other
+    layer is one leaf."""
+    import keras
+
+    if isinstance(layer, keras.Sequential):
+        for child in layer.layers:
+            if not isinstance(child, keras.layers.InputLayer):
+                x = _apply_opened(child, x, keep, leaves)
+        return x
+    children = _own_children(layer, keep)
+    out = layer(x)
+    if children:
+        start, y = len(leaves), x
+        try:
+            for child in children:
+                y = _apply_opened(child, y, keep, leaves)
+        except Exception:  # not a chain: the layer is a leaf
+            y = None
+        if y is not None and tuple(y.shape) == tuple(out.shape):
+            return out
+        del leaves[start:]
+    leaves.append(_row(layer, out))
+    return out
+
+
+def _own_children(layer: Any, keep: tuple[str, ...]) -> list:
+    if type(layer).__module__.startswith("keras") or (
+        type(layer).__name__ in keep
+    ):
+        return []
+    return list(layer._flatten_layers(include_self=False, recursive=False))
 
 
 def _count(weights: Sequence[Any]) -> int:
