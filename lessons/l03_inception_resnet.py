@@ -106,6 +106,8 @@ class Inception(keras.layers.Layer):
         #   H, W, C) -> (B, H, W, c1 + c2[1] + c3[1] + c4), the paths in the
         #   order 1, 2, 3, 4 on the channel axis, which is the last one here
         #   (PyTorch's axis 1 would be the height). Our solution is 5 lines.
+        #   中文：四条路径读同一个输入，按 1、2、3、
+        #   4 的顺序在通道轴（最后一个轴）上连结。
         raise NotImplementedError("l03: Inception.call")
 
     def get_config(self):
@@ -160,6 +162,8 @@ def googlenet(num_classes: int = 10):
     #   (B, 1024) after b5 -> (B, num_classes). Every max-pooling here is 3x3
     #   with stride 2 and padding 'same'; every convolution has a ReLU. Our
     #   solution is about 30 lines.
+    #   中文：五个阶段 b1 ... b5，各为返回模型中的一层，
+    #   再接一个输出 num_classes 个 logits 的全连接层。
     raise NotImplementedError("l03: googlenet")
 
 
@@ -238,6 +242,8 @@ class Residual(keras.layers.Layer):
         #   num_channels), H' = ceil(H / strides); X' has Y's shape. Both batch
         #   norms get `training`; Y has no ReLU of its own before the add. Our
         #   solution is 4 lines.
+        #   中文：残差块：out = ReLU(Y + X')，X' 是 X 或 conv3(X)；
+        #   两个批量规范化都要传 training。
         raise NotImplementedError("l03: Residual.call")
 
     def get_config(self):
@@ -268,6 +274,7 @@ def resnet_block(num_channels: int, num_residuals: int, first_block=False):
     #   first_block (the stage right after the stem's pooling) nothing halves:
     #   (B, H, W, num_channels) -> (B, H, W, num_channels). Every other block is
     #   Residual(num_channels). Our solution is about 7 lines.
+    #   中文：一个阶段只在第一个块减半一次尺寸；first_block 时什么都不减半。
     raise NotImplementedError("l03: resnet_block")
 
 
@@ -310,4 +317,6 @@ def resnet18(num_classes: int = 10, widths: tuple = (64, 128, 256, 512)):
     #   widths[0] filters with stride 2, padding 'same' and no activation of its
     #   own, a batch norm, a rectifier, then a 3x3 max-pooling with stride 2,
     #   padding 'same'. Our solution is about 15 lines.
+    #   中文：起始部分 b1，四个各含 2 个残差块的阶段，全局平均汇聚，
+    #   再输出 logits。
     raise NotImplementedError("l03: resnet18")

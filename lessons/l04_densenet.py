@@ -80,6 +80,7 @@ class ConvBlock(keras.layers.Layer):
         #   conv(ReLU(BN(X))), with self.bn (given `training`), self.relu and
         #   self.conv: X (B, H, W, C) -> (B, H, W, num_channels). Return it. Our
         #   solution is 1 line.
+        #   中文：预激活的顺序：先批量规范化，再 ReLU，最后卷积。
         raise NotImplementedError("l04: ConvBlock.call")
 
     def get_config(self):
@@ -131,6 +132,8 @@ class DenseBlock(keras.layers.Layer):
         #   ResNet): f_k gives (B, H, W, num_channels), so inputs (B, H, W, C)
         #   -> (B, H, W, C + num_convs * num_channels), the input's channels
         #   first. Return the last X. Our solution is 5 lines.
+        #   中文：每个 ConvBlock 的输出都在通道轴上连结到累积的张量后面
+        #   （是连结，不是相加）。
         raise NotImplementedError("l04: DenseBlock.call")
 
     def get_config(self):
@@ -180,6 +183,8 @@ class TransitionBlock(keras.layers.Layer):
         #   with self.bn, self.relu, self.conv and self.avg_pool: X (B, H, W, C)
         #   -> (B, H, W, num_channels) -> (B, H // 2, W // 2, num_channels). Our
         #   solution is 2 lines.
+        #   中文：过渡层：批量规范化、ReLU、1x1 卷积，
+        #   再用平均汇聚把高和宽减半。
         raise NotImplementedError("l04: TransitionBlock.call")
 
     def get_config(self):
@@ -239,4 +244,6 @@ def densenet(
     #   channel (B, 248) -> (B, num_classes) logits. The stem is the docstring's
     #   7x7 convolution, batch norm, rectifier and 3x3 max-pooling. Our solution
     #   is about 20 lines.
+    #   中文：起始部分，arch 每项一个稠密块，块之间用过渡层把通道数减半，
+    #   最后全局平均汇聚并输出 logits。
     raise NotImplementedError("l04: densenet")

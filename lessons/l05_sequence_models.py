@@ -63,6 +63,8 @@ def lagged_features(x, tau: int):
     #   n-1 with n = T - tau: x (T,) -> features (n, tau), labels (n,), NumPy
     #   arrays. A label never sits in its own row. Return (features, labels).
     #   Our solution is about 4 lines.
+    #   中文：第 j 行特征是 x[j .. j+tau-1]，标签是 x[j+tau]；
+    #   标签绝不出现在它自己的那一行里。
     raise NotImplementedError("l05: lagged_features")
 
 
@@ -88,6 +90,8 @@ def autoregressive_mlp(tau: int = 4, num_hiddens: int = 10) -> keras.Model:
     #   of one unit named "output" with no activation (the series goes
     #   negative): (N, tau) -> (N, num_hiddens) -> (N, 1). Return the model. Our
     #   solution is about 8 lines.
+    #   中文：一个隐藏层的回归多层感知机：隐藏层带 ReLU，输出层一个单元、
+    #   不加激活函数。
     raise NotImplementedError("l05: autoregressive_mlp")
 
 
@@ -121,6 +125,8 @@ def k_step_predict(model, x, tau: int, k: int):
     #   later ones never see the true x (that would be one-step prediction).
     #   Return the k-th step's predictions as a NumPy array, x (T,) -> (n,). Our
     #   solution is about 7 lines.
+    #   中文：k 步预测：每一步把模型自己的预测滑进窗口；
+    #   只有第一个窗口是观测值。
     raise NotImplementedError("l05: k_step_predict")
 
 

@@ -54,6 +54,8 @@ def tokenize(lines: Sequence[str], token: str = "word") -> list[list[str]]:
     #   by any run of whitespace, never an empty string ("a b" gives ["a",
     #   "b"]); token == "char": every character, spaces included ("a b" gives
     #   ["a", " ", "b"]). Our solution is about 3 lines.
+    #   中文：每行一个列表：按单词切分时任何空白都不能变成词元，
+    #   按字符切分时空格也是词元。
     raise NotImplementedError("l06: tokenize")
 
 
@@ -114,6 +116,8 @@ class Vocab:
         #   at least min_freq times and not already there, in that order; and
         #   self.token_to_idx dict[str, int], its inverse. Our solution is about
         #   9 lines.
+        #   中文：先计数再稳定排序（频率高的在前，并列保持首次出现的顺序）；
+        #   索引依次是 <unk>、保留词元、出现至少 min_freq 次的词元。
         raise NotImplementedError("l06: Vocab.__init__")
         self.min_freq = int(min_freq)
         self.reserved_tokens = reserved_tokens
@@ -129,6 +133,8 @@ class Vocab:
         #   nested to any depth -> lists with the same nesting, each token
         #   looked up: [["a", "b"], ["zz"]] gives [[index of a, index of b],
         #   [0]]. Our solution is about 3 lines.
+        #   中文：词元查索引，未知词元给 self.unk；列表（可以嵌套）
+        #   逐个元素递归查找。
         raise NotImplementedError("l06: Vocab.__getitem__")
 
     def to_tokens(self, indices):
@@ -140,6 +146,7 @@ class Vocab:
         #   tuple, nested to any depth -> lists with the same nesting, each
         #   index looked up: the inverse of __getitem__. An index may be a NumPy
         #   integer. Our solution is about 3 lines.
+        #   中文：__getitem__ 的反方向：索引查词元，列表逐个元素递归。
         raise NotImplementedError("l06: Vocab.to_tokens")
 
     @property

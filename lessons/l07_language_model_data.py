@@ -100,6 +100,8 @@ def seq_data_iter_random(
     #   1 + T]: corpus (N,) -> X (B, T) and Y (B, T) NumPy ints per minibatch, K
     #   // B minibatches, yielded; starts left over after the last full
     #   minibatch are dropped. Our solution is about 9 lines.
+    #   中文：随机采样：随机偏移后切成互不重叠的子序列，打乱后每个只用一次；
+    #   Y 是 X 后移一个词元。
     raise NotImplementedError("l07: seq_data_iter_random")
 
 
@@ -139,6 +141,8 @@ def seq_data_iter_sequential(
     #   T minibatches, yielded, where X[b, 0] of minibatch i + 1 comes right
     #   after X[b, -1] of minibatch i in the corpus. Our solution is about 8
     #   lines.
+    #   中文：顺序分区：语料排成 batch_size 行，
+    #   每个小批量的第 b 行接着上一个小批量的第 b 行。
     raise NotImplementedError("l07: seq_data_iter_sequential")
 
 
@@ -162,6 +166,7 @@ def perplexity(losses):
     #   on how many tokens were scored): losses (...) -> () a scalar tensor; 1
     #   for a perfect model, V for a uniform guess over V tokens. Our solution
     #   is about 1 line.
+    #   中文：困惑度是平均交叉熵的指数：取平均而不是求和。
     raise NotImplementedError("l07: perplexity")
 
 

@@ -64,6 +64,7 @@ def one_hot(X, vocab_size: int, dtype: str = "float32"):
     # TODO(l08): out[b, t, X[b, t]] = 1 and zeros elsewhere: X (B, T) -> (B, T,
     #   V) in `dtype`, batch axis first (d2l's (T, B, V) is the transpose). The
     #   indices may arrive as floats. Our solution is about 1 line.
+    #   中文：把 (B, T) 的整数索引变成 (B, T, V) 的独热向量，批量在前。
     raise NotImplementedError("l08: one_hot")
 
 
@@ -133,6 +134,8 @@ class RNNScratch(keras.layers.Layer):
         #   + b_h) (B, U), O_t = H_t W_hq + b_q (B, V). inputs (B, T) -> outputs
         #   (B, T, V), the O_t in time order on axis 1, and H_T (B, U). Return
         #   (outputs, H_T). Our solution is about 8 lines.
+        #   中文：逐个时间步计算 H_t = tanh(X_t W_xh + H_{t-1} W_hh + b_h)，
+        #   新的隐状态传给下一步，每步输出 logits。
         raise NotImplementedError("l08: RNNScratch.call")
 
     def get_config(self):
@@ -165,6 +168,8 @@ def grad_clipping(grads, theta: float):
     #   list[(...)], the same shapes and dtypes. Gradients whose norm is at most
     #   theta come back unchanged, and all-zero gradients must not give NaN. Our
     #   solution is about 3 lines.
+    #   中文：梯度裁剪：用所有梯度合在一起的范数，
+    #   缩放因子为 min(1, theta / ||g||)。
     raise NotImplementedError("l08: grad_clipping")
 
 
@@ -202,6 +207,8 @@ def predict(prefix: str, num_preds: int, model, vocab: Sequence[str]) -> str:
     #   which every later call must get. ids list[int] -> outputs list[int] of
     #   len(prefix) + num_preds indices (the line after the region turns them
     #   into the string). Our solution is about 8 lines.
+    #   中文：先用前缀预热隐状态，再每次把最可能的词元喂回模型；
+    #   隐状态贯穿每一次调用。
     raise NotImplementedError("l08: predict")
     return "".join(vocab[i] for i in outputs)
 

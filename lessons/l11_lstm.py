@@ -109,6 +109,8 @@ class LSTMCell(keras.layers.Layer):
         #   Assign `c_new` = C_t and `h_new` = H_t, each (B, U), and return
         #   (h_new, [h_new, c_new]): the state order is [h, c], as in Keras.
         #   Our solution is about 8 lines.
+        #   中文：按 [i|f|c|o] 切出三个门和候选记忆元；
+        #   c = f*c_prev + i*c_cand，h = o 乘以 c 的双曲正切。
         raise NotImplementedError("l11: LSTMCell.call")
 
     def get_config(self):

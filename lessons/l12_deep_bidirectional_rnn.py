@@ -158,6 +158,8 @@ class StackedRNN(keras.layers.Layer):
         #   to the next goes through self.inter_layer_dropout (training
         #   only). Return (H^(L) (B, T, U), the list of the L last states,
         #   bottom layer first). Our solution is about 9 lines.
+        #   中文：每一层读入下一层在每个时间步的隐状态序列，
+        #   并收集每一层最后的隐状态。
         raise NotImplementedError("l12: StackedRNN.call")
 
     def get_config(self):
@@ -220,6 +222,8 @@ class BidirectionalRNN(keras.layers.Layer):
         #   Both RNNs see mask and training; split_results gives (outputs
         #   (B, T, U), state) for each. Return (outputs (B, T, 2U),
         #   [forward_state, backward_state]). Our solution is about 10 lines.
+        #   中文：反向网络读翻转后的序列，输出再翻转回来；
+        #   按 [正向, 反向] 在特征轴上连结。
         raise NotImplementedError("l12: BidirectionalRNN.call")
 
     def get_config(self):

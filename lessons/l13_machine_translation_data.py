@@ -116,6 +116,8 @@ def preprocess_nmt(text: str) -> str:
     #   than a space gets one space inserted before it ("go." -> "go .",
     #   "go ." and ".go" stay as they are). Nothing else changes: the tab
     #   stays. Our solution is about 6 lines.
+    #   中文：不间断空格换成空格、转小写，
+    #   只在紧贴前一个非空格字符的标点前补一个空格。
     raise NotImplementedError("l13: preprocess_nmt")
 
 
@@ -148,6 +150,8 @@ def tokenize_nmt(
     #   ['go', '.'] and ['va', '!']). A line without a tab is skipped; when
     #   num_examples is not None, only the first num_examples pairs are
     #   kept. Our solution is about 7 lines.
+    #   中文：每行一对，用制表符分开源语言和目标语言，按空格切成词元；
+    #   够 num_examples 对就停。
     raise NotImplementedError("l13: tokenize_nmt")
     return source, target
 
@@ -173,6 +177,7 @@ def truncate_pad(line: list, num_steps: int, padding_token) -> list:
     #   else the L items followed by num_steps - L copies of
     #   padding_token (padding on the RIGHT). Our solution is about 3
     #   lines.
+    #   中文：长于 num_steps 的截断，短的在右边填充，长度正好是 num_steps。
     raise NotImplementedError("l13: truncate_pad")
 
 
@@ -206,6 +211,8 @@ def build_array_nmt(
     #   row n that are not the '<pad>' id. With N = 0 the ids still have
     #   shape (0, num_steps). Return (ids, valid_len).
     #   Our solution is about 5 lines.
+    #   中文：每行末尾加 <eos>，截断或填充成 num_steps，
+    #   valid_len 数出不是填充的词元（含 <eos>）。
     raise NotImplementedError("l13: build_array_nmt")
 
 

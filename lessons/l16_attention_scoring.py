@@ -67,6 +67,8 @@ def masked_softmax(X, valid_lens=None):
     #   mask_fill_value(X.dtype) first, so no NaN and no overflow. The
     #   kept weights of a row sum to 1, and a row of valid length 0 is all
     #   zeros, not uniform. Our solution is about 6 lines.
+    #   中文：在键（最后一个轴）上把评分规范化成权重：
+    #   有效长度及之后的键权重恰为 0，有效长度为 0 的行全为零。
     raise NotImplementedError("l16: masked_softmax")
 
 
@@ -142,6 +144,8 @@ class AdditiveAttention(keras.layers.Layer):
         #   (active only when training); the weights returned are those
         #   before the dropout. Assign `weights` and `output`.
         #   Our solution is about 6 lines.
+        #   中文：加性注意力：评分 w_v^T th(W_q q + W_k k)（th 为双曲正切），
+        #   掩蔽后规范化成权重，再对值加权平均。
         raise NotImplementedError("l16: AdditiveAttention.call")
         if return_attention_weights:
             return output, weights
@@ -204,6 +208,8 @@ class DotProductAttention(keras.layers.Layer):
         #   self.attention_dropout (active only when training); the weights
         #   returned are those before the dropout. Assign `weights` and
         #   `output`. Our solution is about 5 lines.
+        #   中文：缩放点积注意力：评分 q·k / √d，掩蔽后规范化成权重，
+        #   再对值加权平均。
         raise NotImplementedError("l16: DotProductAttention.call")
         if return_attention_weights:
             return output, weights

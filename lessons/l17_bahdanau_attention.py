@@ -166,6 +166,8 @@ class Seq2SeqAttentionDecoder(keras.layers.Layer):
         #   drop(weights)[b, j] values[b, j], drop = self.attention_dropout
         #   (training only); return the weights before the dropout.
         #   Our solution is about 10 lines.
+        #   中文：以一个查询做加性注意力并掩蔽源序列的填充，
+        #   上下文变量是值的加权和。
         raise NotImplementedError("l17: Seq2SeqAttentionDecoder.attend")
 
     def step(
@@ -197,6 +199,8 @@ class Seq2SeqAttentionDecoder(keras.layers.Layer):
         #   keras.layers.GRUCell returns (new_state, [new_state]). Row l of
         #   the new hidden is cell l's new state; the output is the top
         #   layer's. Our solution is about 10 lines.
+        #   中文：先用上一步的顶层隐状态做注意力，
+        #   再把 [上下文变量, 嵌入] 逐层送进 GRU 单元。
         raise NotImplementedError("l17: Seq2SeqAttentionDecoder.step")
 
     def call(

@@ -60,6 +60,7 @@ def split_heads(X, num_heads: int):
     #   h*Dk .. (h+1)*Dk - 1, in order. No loop over heads. B and T may be
     #   unknown until run time; D (so Dk) is known when the layer is built.
     #   Our solution is about 4 lines.
+    #   中文：(B, T, D) 拆成 H 个连续的 Dk 维块，再把头的轴移到时间轴前面。
     raise NotImplementedError("l18: split_heads")
 
 
@@ -76,6 +77,7 @@ def merge_heads(X):
     #   split_heads: out[b, t, h*Dk + j] = X[b, h, t, j]. B and T may be
     #   unknown until run time; H and Dk are known when the layer is built.
     #   Our solution is about 4 lines.
+    #   中文：split_heads 的逆操作：头的轴移回时间轴后面，最后两个轴合并。
     raise NotImplementedError("l18: merge_heads")
 
 
@@ -109,6 +111,7 @@ def masked_softmax(scores, valid_lens=None):
     #   mask_fill_value(scores.dtype) first), kept ones sum to 1, and a
     #   query of valid length 0 gets all zeros. Our solution is about 8
     #   lines.
+    #   中文：第 16 课的掩蔽多了一个头的轴：所有头共用同一个掩码。
     raise NotImplementedError("l18: masked_softmax")
 
 
@@ -208,6 +211,8 @@ class MultiHeadAttention(keras.layers.Layer):
         #   (training only); output = self.W_o of merge_heads(heads). Assign
         #   `weights` (before the dropout) and `output`.
         #   Our solution is about 8 lines.
+        #   中文：投影、拆成多个头、各头做缩放点积注意力（除以 √(D/H)）、合并、
+        #   输出投影 W_o。
         raise NotImplementedError("l18: MultiHeadAttention.call")
         if return_attention_weights:
             return output, weights

@@ -68,6 +68,7 @@ def positional_encoding_table(max_len: int, num_hiddens: int, dtype="float32"):
     #   a sin half then a cos half); the angles i w_j form a (max_len, D/2)
     #   table. Compute in float32, return in `dtype`.
     #   Our solution is about 5 lines.
+    #   中文：正弦位置编码表：sin 放第 2j 列，cos 放第 2j+1 列，交错排列。
     raise NotImplementedError("l19: positional_encoding_table")
 
 
@@ -92,6 +93,8 @@ def relative_shift(delta: int, num_hiddens: int, dtype="float32"):
     #   every entry outside the blocks is 0. The angles delta w_j are
     #   (D/2,). Compute in float32, return in `dtype`; no Python loop over
     #   j is needed. Our solution is about 7 lines.
+    #   中文：把 D/2 个 2x2 旋转块放在块对角线上，
+    #   得到 P[i] @ M = P[i + delta] 的 (D, D) 矩阵。
     raise NotImplementedError("l19: relative_shift")
 
 
@@ -150,6 +153,7 @@ class PositionalEncoding(keras.layers.Layer):
         #   batch; T is known only at run time. The dropout is
         #   self.encoding_dropout, active only when training.
         #   Our solution is about 2 lines.
+        #   中文：加上位置编码表的前 T 行（在批量上广播），再做暂退法。
         raise NotImplementedError("l19: PositionalEncoding.call")
 
     def get_config(self):

@@ -113,6 +113,7 @@ def sinusoidal_positions(positions, depth: int, dtype="float32"):
     #   even columns, cos in the odd ones (interleaved). T may be known
     #   only at run time. Compute in float32, return in `dtype`.
     #   Our solution is about 5 lines.
+    #   中文：给定位置的正弦位置编码，sin 和 cos 交错排列。
     raise NotImplementedError("l20: sinusoidal_positions")
 
 
@@ -141,6 +142,7 @@ def padding_mask(valid_lens, num_queries, num_keys):
     #   valid_lens[b, t] ((B, T) lengths); lengths of any integer dtype.
     #   B, T and S may be known only at run time (T and S can be scalar
     #   tensors). Our solution is about 5 lines.
+    #   中文：填充掩码：键的位置小于查询的有效长度时为 True。
     raise NotImplementedError("l20: padding_mask")
 
 
@@ -164,6 +166,8 @@ def causal_mask(num_queries, num_keys):
     #   everything earlier; with T = S, the lower triangle and diagonal).
     #   The leading axis of size 1 broadcasts over the batch. T and S may
     #   be scalar tensors. Our solution is about 3 lines.
+    #   中文：因果掩蔽：每个查询只能看到它自己及之前的位置，
+    #   位置要加上已缓存的步数。
     raise NotImplementedError("l20: causal_mask")
 
 
@@ -205,6 +209,8 @@ class PositionWiseFFN(keras.layers.Layer):
         #   max(0, X W_1 + b_1) W_2 + b_2 of the module docstring, the hidden
         #   layer (B, T, F); W_1, b_1 are self.dense1 and W_2, b_2
         #   self.dense2. Our solution is 1 line.
+        #   中文：基于位置的前馈网络：两个全连接层，中间一个 ReLU，
+        #   每个位置独立计算。
         raise NotImplementedError("l20: PositionWiseFFN.call")
 
     def get_config(self):
@@ -269,6 +275,8 @@ class AddNorm(keras.layers.Layer):
         #   the (biased, 1/D) variance of its D features of Z:
         #   (Z - μ) / √(σ² + self.epsilon) · self.gamma + self.beta; μ and
         #   σ² are (B, T, 1). Our solution is about 3 lines.
+        #   中文：残差连接后做层规范化：LayerNorm(X + Dropout(Y))，
+        #   只在最后一个轴上统计。
         raise NotImplementedError("l20: AddNorm.call")
 
     def get_config(self):
@@ -384,6 +392,8 @@ class TransformerEncoderBlock(keras.layers.Layer):
         #   value) positionally (the key defaults to the value) and
         #   attention_mask and training by keyword; the AddNorms take
         #   training too. Our solution is about 6 lines.
+        #   中文：多头自注意力（方形的填充掩码）和基于位置的前馈网络，
+        #   各接一个 AddNorm。
         raise NotImplementedError("l20: TransformerEncoderBlock.call")
 
     def get_config(self):
@@ -479,6 +489,7 @@ class TransformerEncoder(keras.layers.Layer):
         #   blocks of self.blks in order, each given valid_lens and
         #   training. S is known only at run time.
         #   Our solution is about 6 lines.
+        #   中文：嵌入乘以 √D，加上位置编码，做暂退法，再依次经过各个编码器块。
         raise NotImplementedError("l20: TransformerEncoder.call")
 
     def get_config(self):
@@ -593,6 +604,8 @@ class TransformerDecoderBlock(keras.layers.Layer):
         #   value) positionally, attention_mask and training by keyword;
         #   the AddNorms take training. Return (out, kv).
         #   Our solution is about 12 lines.
+        #   中文：掩蔽自注意力（键和值含缓存）、编码器-解码器注意力、前馈网络，
+        #   三个 AddNorm。
         raise NotImplementedError("l20: TransformerDecoderBlock.call")
 
     def get_config(self):
@@ -711,6 +724,7 @@ class TransformerDecoder(keras.layers.Layer):
         #   and its own cache (cache[i], or None) and training, collecting
         #   the kv each returns, in order. The logits are self.dense of the
         #   last block's output. Our solution is about 10 lines.
+        #   中文：与编码器相同，但位置从已缓存的步数开始；每个块用自己的缓存。
         raise NotImplementedError("l20: TransformerDecoder.call")
 
     def get_config(self):
@@ -843,4 +857,6 @@ def greedy_decode(
     #   eos_id. Stop once every sequence is done; steps never run hold
     #   eos_id. lengths[b] = the tokens before the first eos_id of row b
     #   (num_steps if none). Our solution is about 16 lines.
+    #   中文：编码一次，逐个词元解码并带上缓存；已完成的序列一直输出 <eos>，
+    #   长度是第一个 <eos> 的下标。
     raise NotImplementedError("l20: greedy_decode")

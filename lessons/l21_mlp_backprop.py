@@ -64,6 +64,7 @@ def linear_forward(X, W, b):
     #   added to every row. Keep in `cache` what linear_backward needs to turn
     #   dO into dX, dW and db (read its docstring first). Return (O, cache).
     #   Our solution is about 3 lines.
+    #   中文：O = X W + b，并把反向传播要用的 X 和 W 存进缓存。
     raise NotImplementedError("l21: linear_forward")
 
 
@@ -82,6 +83,7 @@ def linear_backward(dO, cache):
     #   dO, db = the sum of dO's rows: dO (B, U) -> dX (B, D), dW (D, U), db
     #   (U,), each the shape of what it is the gradient of. Return (dX, dW,
     #   db). Our solution is about 5 lines.
+    #   中文：dX = dO W^T，dW = X^T dO，db 是 dO 各行之和。
     raise NotImplementedError("l21: linear_backward")
 
 
@@ -98,6 +100,7 @@ def relu_forward(A):
     # TODO(l21): H = max(A, 0), entry by entry: A (B, U) -> H (B, U). Keep in
     #   `cache` what relu_backward needs. Return (H, cache). Our solution is
     #   about 3 lines.
+    #   中文：H = max(A, 0)，把 A 存进缓存。
     raise NotImplementedError("l21: relu_forward")
 
 
@@ -115,6 +118,7 @@ def relu_backward(dH, cache):
     # TODO(l21): dA = dH * [A > 0]: the gradient passes where the input was
     #   strictly positive and is 0 elsewhere, A == 0 included: dH (B, U) -> dA
     #   (B, U). Return dA. Our solution is about 2 lines.
+    #   中文：只在 A > 0 处让梯度通过，A == 0 处为 0。
     raise NotImplementedError("l21: relu_backward")
 
 
@@ -144,6 +148,7 @@ def softmax_cross_entropy_loss(logits, labels):
     #   -> loss float, dlogits (B, Q) = (softmax(logits) - onehot(labels)) / B.
     #   Stable for logits of 1e4 (lesson 01's trick: subtract each row's max
     #   first). Return (loss, dlogits). Our solution is about 9 lines.
+    #   中文：批量平均的交叉熵，梯度为 (softmax - onehot) / B。
     raise NotImplementedError("l21: softmax_cross_entropy_loss")
 
 
@@ -167,4 +172,5 @@ def mlp_loss_and_grads(X, y, params):
     #   -> loss; then the backward pass in reverse order: dO (B, Q) -> dH (B,
     #   Hd) -> dA (B, Hd) -> the four weight gradients. Return (loss, {"W1":
     #   dW1, "b1": db1, "W2": dW2, "b2": db2}). Our solution is about 8 lines.
+    #   中文：前向：线性、relu、线性、损失；反向按相反顺序，返回四个梯度。
     raise NotImplementedError("l21: mlp_loss_and_grads")

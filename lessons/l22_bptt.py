@@ -84,6 +84,7 @@ def rnn_forward(X, H0, params):
     #   order on axis 1. Keep in `cache` what rnn_backward needs: the inputs,
     #   every state H_0 .. H_T and the weights its chain rule multiplies by.
     #   Return (logits, cache). Our solution is about 8 lines.
+    #   中文：逐步前向计算，缓存中保存全部隐状态（H_0 在前）。
     raise NotImplementedError("l22: rnn_forward")
 
 
@@ -112,6 +113,7 @@ def sequence_cross_entropy(logits, Y):
     #   o_bt[y_bt], and dO = (softmax(O) - onehot(Y)) / (B T): logits (B, T,
     #   Q), Y (B, T) -> loss float, dlogits (B, T, Q). Stable for logits of
     #   1e4. Return (loss, dlogits). Our solution is about 7 lines.
+    #   中文：对全部 B T 个词元平均的交叉熵，梯度除以 B T。
     raise NotImplementedError("l22: sequence_cross_entropy")
 
 
@@ -132,6 +134,8 @@ def clip_by_global_norm(grads, theta: float):
     #   arrays as one vector (one number): grads dict[name -> (...)] ->
     #   dict[name -> (...)], the same keys and shapes. All-zero gradients
     #   come back as they are (no NaN). Our solution is about 3 lines.
+    #   中文：梯度裁剪：所有数组合在一起的范数，
+    #   缩放因子为 min(1, theta / norm)。
     raise NotImplementedError("l22: clip_by_global_norm")
 
 
@@ -162,6 +166,8 @@ def rnn_backward(dlogits, cache, tau: int | None = None, theta=None):
     #   is given, clip the summed gradients with clip_by_global_norm. dlogits
     #   (B, T, Q) -> grads dict[each name of KEYS -> its weight's shape].
     #   Our solution is about 25 lines (the five zero arrays take 7).
+    #   中文：通过时间反向传播：每步的梯度沿 W_hh^T 往回传至多 tau 步，
+    #   各步份额相加，最后裁剪一次。
     raise NotImplementedError("l22: rnn_backward")
 
 

@@ -213,6 +213,8 @@ def train_step(model, optimizer, clip: Callable, X, Y, state, theta: float):
     #   the loss's gradients with respect to model.trainable_weights,
     #   clipped all together by `clip` at theta, and one step of the
     #   optimizer with them. Our solution is about 7 lines.
+    #   中文：在梯度带中算前向和平均损失，取梯度，做一次梯度裁剪，
+    #   再让优化器更新。
     raise NotImplementedError("l23: train_step")
 
 
@@ -252,6 +254,8 @@ def train_epoch(
     #   the state step returned). Return lesson 07's perplexity of the n
     #   minibatch losses (n,) (each an average over equally many tokens).
     #   Our solution is about 9 lines.
+    #   中文：随机采样时每个小批量都从 begin_state 开始，
+    #   顺序分区时隐状态接着传；返回困惑度。
     raise NotImplementedError("l23: train_epoch")
 
 
@@ -276,6 +280,8 @@ def held_out_log_probs(model, ids: np.ndarray, num_steps: int) -> np.ndarray:
     #   characters, X (1, t), carrying the state from chunk to chunk; each
     #   chunk's logits (1, t, V) -> their log-softmax over V. Return the
     #   chunks' rows in order. Our solution is about 7 lines.
+    #   中文：把留出文本当作一条序列逐块读，隐状态一路传下去，
+    #   返回每个位置的对数概率。
     raise NotImplementedError("l23: held_out_log_probs")
 
 

@@ -40,6 +40,8 @@ def relu(x):
     # TODO(l01): relu(x) = max(x, 0), entry by entry: x (...) -> (...), the same
     #   shape and dtype; an entry <= 0 becomes 0, every other entry passes
     #   through unchanged. Our solution is 1 line.
+    #   中文：逐元素的 relu，形状和 dtype 不变；<= 0 的元素变成 0，
+    #   其余原样通过。
     # BEGIN SOLUTION
     return ops.maximum(x, ops.zeros_like(x))
     # END SOLUTION
@@ -80,6 +82,7 @@ class Linear(keras.layers.Layer):
         # TODO(l01): O = X W + b with W = self.kernel (D, U) and b = self.bias
         #   (U,): inputs X (B, D) -> O (B, U), the same b added to every row.
         #   Return O. Our solution is 1 line.
+        #   中文：仿射变换 O = X W + b，同一个偏置加到每一行上。
         # BEGIN SOLUTION
         return ops.matmul(inputs, self.kernel) + self.bias
         # END SOLUTION
@@ -143,6 +146,8 @@ class MLP(keras.layers.Layer):
         #   where self.hidden is the first affine map and self.output_layer the
         #   second: X (B, D) -> H (B, Hd) -> O (B, Q). O is logits: nothing
         #   follows the output layer. Return O. Our solution is 2 lines.
+        #   中文：隐藏层之后接 relu，再经过输出层；输出是 logits，
+        #   后面什么都不接。
         # BEGIN SOLUTION
         H = relu(self.hidden(X))  # (B, Hd)
         return self.output_layer(H)  # (B, Q)
@@ -190,6 +195,8 @@ def softmax_cross_entropy(logits, labels):
     #   (B, Q), whose exponentials all lie in (0, 1]; log_probs = (o - m) -
     #   logsumexp(o - m) (B, Q). It must stay finite for logits of 1e4, so no
     #   exponential of an unshifted logit. Our solution is about 4 lines.
+    #   中文：每行先减去最大的 logit 再算 logsumexp，
+    #   损失是标签处对数概率的相反数；logits 为 1e4 时也必须是有限值。
     # BEGIN SOLUTION
     shifted = logits - ops.max(logits, axis=-1, keepdims=True)  # (B, Q)
     log_norm = ops.log(ops.sum(ops.exp(shifted), axis=-1, keepdims=True))

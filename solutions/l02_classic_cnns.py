@@ -101,6 +101,8 @@ def alexnet(
     #   module docstring's formula: the first convolution and the poolings are
     #   'valid'). Every convolution and hidden dense layer has a ReLU; the last
     #   layer has none. Return the model. Our solution is about 16 lines.
+    #   中文：按文档字符串的表逐行搭出 AlexNet；
+    #   每个卷积层和隐藏的全连接层都带 ReLU，最后一层不带。
     # BEGIN SOLUTION
     return keras.Sequential(
         [
@@ -144,6 +146,8 @@ def vgg_block(num_convs: int, num_channels: int):
     #   W, num_channels) after the convolutions -> (B, H // 2, W // 2,
     #   num_channels). Return the block as one model. Our solution is about 5
     #   lines.
+    #   中文：num_convs 个 3x3、'same' 的卷积层，各带 ReLU，最后只接一个 2x2、
+    #   步幅 2 的最大汇聚层。
     # BEGIN SOLUTION
     block = keras.Sequential()
     for _ in range(num_convs):
@@ -202,6 +206,8 @@ def vgg(
     #   logits. VGG-11 (the docstring's table): (B, 224, 224, 1) -> (B, 7, 7,
     #   512) after the blocks -> (B, num_classes). Our solution is about 10
     #   lines.
+    #   中文：conv_arch 的每一项一个 VGG 块，再接 AlexNet 的全连接部分，
+    #   输出 num_classes 个 logits。
     # BEGIN SOLUTION
     net = keras.Sequential(
         [vgg_block(num_convs, channels) for num_convs, channels in conv_arch]
@@ -241,6 +247,8 @@ def nin_block(num_channels: int, kernel_size: int, strides: int, padding: str):
     #   ones (an MLP across the channels at every pixel): (B, H, W, C) -> (B,
     #   H', W', num_channels), H' and W' set by the first. Return the three as
     #   one model. Our solution is about 9 lines.
+    #   中文：三个带 ReLU 的卷积层：第一个用给定的窗口、步幅和填充，
+    #   后两个是 1x1（逐像素的多层感知机）。
     # BEGIN SOLUTION
     return keras.Sequential(
         [
@@ -298,6 +306,8 @@ def nin(
     #   1, 'same'); then one average per channel over the whole image, (B, 5, 5,
     #   num_classes) -> (B, num_classes): the logits. No dense layer. Our
     #   solution is about 13 lines.
+    #   中文：按表搭出 NiN：没有全连接层，最后一个块每个类别一个通道，
+    #   全局平均汇聚后就是 logits。
     # BEGIN SOLUTION
     return keras.Sequential(
         [

@@ -51,6 +51,8 @@ def tokenize(lines: Sequence[str], token: str = "word") -> list[list[str]]:
     #   by any run of whitespace, never an empty string ("a b" gives ["a",
     #   "b"]); token == "char": every character, spaces included ("a b" gives
     #   ["a", " ", "b"]). Our solution is about 3 lines.
+    #   中文：每行一个列表：按单词切分时任何空白都不能变成词元，
+    #   按字符切分时空格也是词元。
     # BEGIN SOLUTION
     if token == "word":
         return [line.split() for line in lines]
@@ -115,6 +117,8 @@ class Vocab:
         #   at least min_freq times and not already there, in that order; and
         #   self.token_to_idx dict[str, int], its inverse. Our solution is about
         #   9 lines.
+        #   中文：先计数再稳定排序（频率高的在前，并列保持首次出现的顺序）；
+        #   索引依次是 <unk>、保留词元、出现至少 min_freq 次的词元。
         # BEGIN SOLUTION
         counts = collections.Counter(corpus)  # insertion order = first seen
         self._token_freqs = sorted(
@@ -142,6 +146,8 @@ class Vocab:
         #   nested to any depth -> lists with the same nesting, each token
         #   looked up: [["a", "b"], ["zz"]] gives [[index of a, index of b],
         #   [0]]. Our solution is about 3 lines.
+        #   中文：词元查索引，未知词元给 self.unk；列表（可以嵌套）
+        #   逐个元素递归查找。
         # BEGIN SOLUTION
         if isinstance(tokens, (list, tuple)):
             return [self[tok] for tok in tokens]
@@ -157,6 +163,7 @@ class Vocab:
         #   tuple, nested to any depth -> lists with the same nesting, each
         #   index looked up: the inverse of __getitem__. An index may be a NumPy
         #   integer. Our solution is about 3 lines.
+        #   中文：__getitem__ 的反方向：索引查词元，列表逐个元素递归。
         # BEGIN SOLUTION
         if isinstance(indices, (list, tuple)):
             return [self.to_tokens(i) for i in indices]

@@ -114,6 +114,8 @@ class RNNModel(keras.layers.Layer):
         #   softmax (the loss takes logits). Return (logits, the new state). The
         #   state passed in must reach the RNN, or nothing carries across
         #   minibatches. Our solution is about 8 lines.
+        #   中文：嵌入（或独热编码）、从给定的隐状态出发的循环层、
+        #   再把每一步映射成 logits。
         # BEGIN SOLUTION
         if self.embedding is not None:
             features = self.embedding(inputs)  # (B, T, E)

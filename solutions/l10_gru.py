@@ -93,6 +93,8 @@ class GRUCell(keras.layers.Layer):
         #   reset_after=False). Both gates and the candidate are (B, U): inputs
         #   (B, D), h (B, U) -> (h_new, [h_new]), h_new (B, U) = H_t. Our
         #   solution is about 8 lines.
+        #   中文：重置门、更新门和候选隐状态（重置门在矩阵乘法之前），
+        #   h = z*h_prev + (1-z)*h_cand。
         # BEGIN SOLUTION
         w_z, w_r, w_h = ops.split(self.kernel, 3, axis=-1)  # 3 x (D, U)
         u_z, u_r, u_h = ops.split(self.recurrent_kernel, 3, axis=-1)  # (U, U)

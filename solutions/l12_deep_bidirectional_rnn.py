@@ -155,6 +155,8 @@ class StackedRNN(keras.layers.Layer):
         #   to the next goes through self.inter_layer_dropout (training
         #   only). Return (H^(L) (B, T, U), the list of the L last states,
         #   bottom layer first). Our solution is about 9 lines.
+        #   中文：每一层读入下一层在每个时间步的隐状态序列，
+        #   并收集每一层最后的隐状态。
         # BEGIN SOLUTION
         x = inputs  # (B, T, D): what the next layer reads
         states = []
@@ -229,6 +231,8 @@ class BidirectionalRNN(keras.layers.Layer):
         #   Both RNNs see mask and training; split_results gives (outputs
         #   (B, T, U), state) for each. Return (outputs (B, T, 2U),
         #   [forward_state, backward_state]). Our solution is about 10 lines.
+        #   中文：反向网络读翻转后的序列，输出再翻转回来；
+        #   按 [正向, 反向] 在特征轴上连结。
         # BEGIN SOLUTION
         forward_out, forward_state = split_results(
             self.forward_rnn(inputs, mask=mask, training=training)

@@ -162,6 +162,7 @@ class Seq2SeqEncoder(keras.layers.Layer):
         #   [outputs (B, S, U), last state (B, U)]. Return (outputs of the
         #   top layer, the list of the L last states, bottom layer first).
         #   Our solution is about 6 lines.
+        #   中文：嵌入后经过堆叠的 GRU，返回顶层的输出和每一层最后的隐状态。
         # BEGIN SOLUTION
         x = self.embedding(inputs)  # (B, S, E)
         states = []
@@ -270,6 +271,8 @@ class Seq2SeqDecoder(keras.layers.Layer):
         #   the top outputs to the logits. Return (logits, (the list of the
         #   L new states, context)): c passes on unchanged.
         #   Our solution is about 10 lines.
+        #   中文：上下文变量复制到每个时间步并与嵌入连结；
+        #   每层从自己的隐状态出发，上下文变量原样返回。
         # BEGIN SOLUTION
         layer_states, context = state
         x = self.embedding(inputs)  # (B, T, E)
@@ -328,6 +331,7 @@ def sequence_mask(X, valid_len, value=0.0):
     #   every trailing axis. Positions count from 0: a valid length 0
     #   replaces the whole row, one >= T nothing.
     #   Our solution is about 5 lines.
+    #   中文：有效长度及之后的位置替换成 value，前面的保持不变。
     # BEGIN SOLUTION
     positions = ops.arange(ops.shape(X)[1], dtype="int32")  # (T,)
     keep = positions[None, :] < ops.cast(valid_len, "int32")[:, None]  # (B, T)
@@ -365,6 +369,7 @@ class MaskedSoftmaxCELoss:
         #   Σ ce·w / max(Σ w, 1): 0 when no token is valid, and padding
         #   moves neither the value nor the gradient.
         #   Our solution is about 5 lines.
+        #   中文：掩蔽后的交叉熵之和除以有效词元的个数（至少为 1）。
         # BEGIN SOLUTION
         ce = keras.losses.sparse_categorical_crossentropy(
             labels, logits, from_logits=True
@@ -393,6 +398,7 @@ def teacher_forcing_inputs(Y, bos_id: int):
     # TODO(l14): Y (B, T) -> (B, T) in Y's dtype: column 0 holds bos_id and
     #   column t > 0 holds Y[:, t - 1]; the last target token drops out.
     #   B is known only at run time. Our solution is about 2 lines.
+    #   中文：强制教学：前面放一列 <bos>，去掉最后一列（目标序列右移一位）。
     # BEGIN SOLUTION
     bos = ops.full((ops.shape(Y)[0], 1), bos_id, dtype=Y.dtype)  # (B, 1)
     return ops.concatenate([bos, Y[:, :-1]], axis=1)  # (B, T)
@@ -427,6 +433,7 @@ def bleu(pred_seq, label_seq, k: int = 2) -> float:
     #   prediction n-gram matches while the label still has an unused
     #   copy of it, so each label n-gram matches at most as often as it
     #   occurs there. Our solution is about 12 lines.
+    #   中文：BLEU：过短惩罚乘以各个 n 的截断精度的 1/2^n 次幂。
     # BEGIN SOLUTION
     len_pred, len_label = len(pred), len(label)
     if len_pred < k:
@@ -480,6 +487,8 @@ def greedy_decode(
     #   the next token is the most probable one (a tie goes to the lowest
     #   id) and is the next input. At most max_len steps; eos_id ends the
     #   output and is not part of it. Our solution is about 7 lines.
+    #   中文：贪心搜索：每步取对数概率最大的词元，遇到 <eos> 停下，
+    #   输出不含 <eos>。
     # BEGIN SOLUTION
     token, output = bos_id, []
     for _ in range(max_len):
@@ -540,6 +549,8 @@ def beam_search(
     #   open beams, has the highest score / len(tokens)**alpha (ties: the
     #   first); return its tokens without a final eos_id. Scores in
     #   float64. Our solution is about 20 lines.
+    #   中文：束搜索：每步保留 beam_size 个最好的候选，
+    #   最后按 sum(log p) / L**alpha 选出最好的。
     # BEGIN SOLUTION
     beams = [(0.0, [], state)]  # (sum of log p, tokens, decoder state)
     finished = []  # (sum of log p, tokens ending with <eos>)

@@ -91,6 +91,8 @@ def attention_pool(queries, keys, values, width=1.0):
     #   predictions[t] = Σ_i weights[t, i] v_ti. (S,) keys and values are
     #   shared by every query. Return (predictions, weights).
     #   Our solution is about 4 lines.
+    #   中文：高斯核评分 -((q - k) w)^2 / 2，在键上规范化成权重，
+    #   预测是值的加权平均。
     # BEGIN SOLUTION
     scaled = (queries[:, None] - keys) * ops.cast(width, queries.dtype)
     weights = ops.softmax(-(scaled**2) / 2.0, axis=-1)  # (T, S)
@@ -117,6 +119,7 @@ def leave_one_out(x, y):
     #   without its i-th entry, the others in their original order, so
     #   keys[i, j] = x[j] for j < i and x[j + 1] for j >= i; values the
     #   same for y. Our solution is about 4 lines.
+    #   中文：第 i 行的键和值是除第 i 个之外的全部训练样本。
     # BEGIN SOLUTION
     cols = ops.arange(n - 1)[None, :]  # (1, n - 1)
     rows = ops.arange(n)[:, None]  # (n, 1)
@@ -141,6 +144,7 @@ def nw_predict(x_train, y_train, x_test, width=1.0):
     #   and (T, n) weights: the test inputs are the queries, all the
     #   training pairs the keys and values, pooled with the given width.
     #   Our solution is 1 line.
+    #   中文：查询是测试输入，键和值是训练数据对，宽度不变。
     # BEGIN SOLUTION
     return attention_pool(x_test, x_train, y_train, width)
     # END SOLUTION
@@ -223,6 +227,7 @@ def fit_width(
     #   losses[e] = float(L) before the update, then one step of
     #   `optimizer` with dL/dw on model.trainable_weights (the backend,
     #   TensorFlow here, differentiates). Our solution is about 8 lines.
+    #   中文：用留一法的平方误差之和对宽度 w 做全批量梯度下降，记下每轮的损失。
     # BEGIN SOLUTION
     keys, values = leave_one_out(x_train, y_train)  # (n, n - 1) each
     for _ in range(epochs):

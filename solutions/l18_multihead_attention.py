@@ -57,6 +57,7 @@ def split_heads(X, num_heads: int):
     #   h*Dk .. (h+1)*Dk - 1, in order. No loop over heads. B and T may be
     #   unknown until run time; D (so Dk) is known when the layer is built.
     #   Our solution is about 4 lines.
+    #   中文：(B, T, D) 拆成 H 个连续的 Dk 维块，再把头的轴移到时间轴前面。
     # BEGIN SOLUTION
     batch, steps = ops.shape(X)[0], ops.shape(X)[1]
     head_size = X.shape[-1] // num_heads
@@ -78,6 +79,7 @@ def merge_heads(X):
     #   split_heads: out[b, t, h*Dk + j] = X[b, h, t, j]. B and T may be
     #   unknown until run time; H and Dk are known when the layer is built.
     #   Our solution is about 4 lines.
+    #   中文：split_heads 的逆操作：头的轴移回时间轴后面，最后两个轴合并。
     # BEGIN SOLUTION
     batch, steps = ops.shape(X)[0], ops.shape(X)[2]
     features = X.shape[1] * X.shape[3]
@@ -116,6 +118,7 @@ def masked_softmax(scores, valid_lens=None):
     #   mask_fill_value(scores.dtype) first), kept ones sum to 1, and a
     #   query of valid length 0 gets all zeros. Our solution is about 8
     #   lines.
+    #   中文：第 16 课的掩蔽多了一个头的轴：所有头共用同一个掩码。
     # BEGIN SOLUTION
     if valid_lens is None:
         return ops.softmax(scores, axis=-1)
@@ -227,6 +230,8 @@ class MultiHeadAttention(keras.layers.Layer):
         #   (training only); output = self.W_o of merge_heads(heads). Assign
         #   `weights` (before the dropout) and `output`.
         #   Our solution is about 8 lines.
+        #   中文：投影、拆成多个头、各头做缩放点积注意力（除以 √(D/H)）、合并、
+        #   输出投影 W_o。
         # BEGIN SOLUTION
         q = split_heads(self.W_q(queries), self.num_heads)  # (B, H, T, Dk)
         k = split_heads(self.W_k(keys), self.num_heads)  # (B, H, S, Dk)

@@ -65,6 +65,7 @@ def positional_encoding_table(max_len: int, num_hiddens: int, dtype="float32"):
     #   a sin half then a cos half); the angles i w_j form a (max_len, D/2)
     #   table. Compute in float32, return in `dtype`.
     #   Our solution is about 5 lines.
+    #   中文：正弦位置编码表：sin 放第 2j 列，cos 放第 2j+1 列，交错排列。
     # BEGIN SOLUTION
     positions = ops.arange(max_len, dtype="float32")[:, None]  # (L, 1)
     exponents = ops.arange(0, num_hiddens, 2, dtype="float32") / num_hiddens
@@ -95,6 +96,8 @@ def relative_shift(delta: int, num_hiddens: int, dtype="float32"):
     #   every entry outside the blocks is 0. The angles delta w_j are
     #   (D/2,). Compute in float32, return in `dtype`; no Python loop over
     #   j is needed. Our solution is about 7 lines.
+    #   中文：把 D/2 个 2x2 旋转块放在块对角线上，
+    #   得到 P[i] @ M = P[i + delta] 的 (D, D) 矩阵。
     # BEGIN SOLUTION
     half = num_hiddens // 2
     exponents = ops.arange(0, num_hiddens, 2, dtype="float32") / num_hiddens
@@ -162,6 +165,7 @@ class PositionalEncoding(keras.layers.Layer):
         #   batch; T is known only at run time. The dropout is
         #   self.encoding_dropout, active only when training.
         #   Our solution is about 2 lines.
+        #   中文：加上位置编码表的前 T 行（在批量上广播），再做暂退法。
         # BEGIN SOLUTION
         X = X + self.P[None, : ops.shape(X)[1], :]  # (B, T, D)
         return self.encoding_dropout(X, training=training)

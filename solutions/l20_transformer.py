@@ -110,6 +110,7 @@ def sinusoidal_positions(positions, depth: int, dtype="float32"):
     #   even columns, cos in the odd ones (interleaved). T may be known
     #   only at run time. Compute in float32, return in `dtype`.
     #   Our solution is about 5 lines.
+    #   中文：给定位置的正弦位置编码，sin 和 cos 交错排列。
     # BEGIN SOLUTION
     positions = ops.cast(positions, "float32")
     exponents = ops.arange(0, depth, 2, dtype="float32") / depth  # (D/2,)
@@ -144,6 +145,7 @@ def padding_mask(valid_lens, num_queries, num_keys):
     #   valid_lens[b, t] ((B, T) lengths); lengths of any integer dtype.
     #   B, T and S may be known only at run time (T and S can be scalar
     #   tensors). Our solution is about 5 lines.
+    #   中文：填充掩码：键的位置小于查询的有效长度时为 True。
     # BEGIN SOLUTION
     lens = ops.cast(valid_lens, "int32")
     if len(lens.shape) == 1:
@@ -173,6 +175,8 @@ def causal_mask(num_queries, num_keys):
     #   everything earlier; with T = S, the lower triangle and diagonal).
     #   The leading axis of size 1 broadcasts over the batch. T and S may
     #   be scalar tensors. Our solution is about 3 lines.
+    #   中文：因果掩蔽：每个查询只能看到它自己及之前的位置，
+    #   位置要加上已缓存的步数。
     # BEGIN SOLUTION
     offset = num_keys - num_queries  # cached positions before the queries
     rows = ops.arange(num_queries, dtype="int32")[:, None] + offset  # (T, 1)
@@ -218,6 +222,8 @@ class PositionWiseFFN(keras.layers.Layer):
         #   max(0, X W_1 + b_1) W_2 + b_2 of the module docstring, the hidden
         #   layer (B, T, F); W_1, b_1 are self.dense1 and W_2, b_2
         #   self.dense2. Our solution is 1 line.
+        #   中文：基于位置的前馈网络：两个全连接层，中间一个 ReLU，
+        #   每个位置独立计算。
         # BEGIN SOLUTION
         return self.dense2(ops.relu(self.dense1(X)))
         # END SOLUTION
@@ -284,6 +290,8 @@ class AddNorm(keras.layers.Layer):
         #   the (biased, 1/D) variance of its D features of Z:
         #   (Z - μ) / √(σ² + self.epsilon) · self.gamma + self.beta; μ and
         #   σ² are (B, T, 1). Our solution is about 3 lines.
+        #   中文：残差连接后做层规范化：LayerNorm(X + Dropout(Y))，
+        #   只在最后一个轴上统计。
         # BEGIN SOLUTION
         Z = X + self.residual_dropout(Y, training=training)  # (B, T, D)
         mean, var = ops.moments(Z, axes=[-1], keepdims=True)  # (B, T, 1)
@@ -405,6 +413,8 @@ class TransformerEncoderBlock(keras.layers.Layer):
         #   value) positionally (the key defaults to the value) and
         #   attention_mask and training by keyword; the AddNorms take
         #   training too. Our solution is about 6 lines.
+        #   中文：多头自注意力（方形的填充掩码）和基于位置的前馈网络，
+        #   各接一个 AddNorm。
         # BEGIN SOLUTION
         steps = ops.shape(X)[1]
         mask = None
@@ -508,6 +518,7 @@ class TransformerEncoder(keras.layers.Layer):
         #   blocks of self.blks in order, each given valid_lens and
         #   training. S is known only at run time.
         #   Our solution is about 6 lines.
+        #   中文：嵌入乘以 √D，加上位置编码，做暂退法，再依次经过各个编码器块。
         # BEGIN SOLUTION
         X = self.embedding(tokens)  # (B, S, D)
         X = X * ops.sqrt(ops.cast(self.num_hiddens, X.dtype))
@@ -631,6 +642,8 @@ class TransformerDecoderBlock(keras.layers.Layer):
         #   value) positionally, attention_mask and training by keyword;
         #   the AddNorms take training. Return (out, kv).
         #   Our solution is about 12 lines.
+        #   中文：掩蔽自注意力（键和值含缓存）、编码器-解码器注意力、前馈网络，
+        #   三个 AddNorm。
         # BEGIN SOLUTION
         kv = X if cache is None else ops.concatenate([cache, X], axis=1)
         steps, kv_steps = ops.shape(X)[1], ops.shape(kv)[1]
@@ -769,6 +782,7 @@ class TransformerDecoder(keras.layers.Layer):
         #   and its own cache (cache[i], or None) and training, collecting
         #   the kv each returns, in order. The logits are self.dense of the
         #   last block's output. Our solution is about 10 lines.
+        #   中文：与编码器相同，但位置从已缓存的步数开始；每个块用自己的缓存。
         # BEGIN SOLUTION
         start = 0 if cache is None else ops.shape(cache[0])[1]
         X = self.embedding(tokens)  # (B, T, D)
@@ -916,6 +930,8 @@ def greedy_decode(
     #   eos_id. Stop once every sequence is done; steps never run hold
     #   eos_id. lengths[b] = the tokens before the first eos_id of row b
     #   (num_steps if none). Our solution is about 16 lines.
+    #   中文：编码一次，逐个词元解码并带上缓存；已完成的序列一直输出 <eos>，
+    #   长度是第一个 <eos> 的下标。
     # BEGIN SOLUTION
     enc_outputs = model.encoder(src, src_valid_len, training=False)
     batch = int(ops.shape(src)[0])

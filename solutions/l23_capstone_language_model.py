@@ -210,6 +210,8 @@ def train_step(model, optimizer, clip: Callable, X, Y, state, theta: float):
     #   the loss's gradients with respect to model.trainable_weights,
     #   clipped all together by `clip` at theta, and one step of the
     #   optimizer with them. Our solution is about 7 lines.
+    #   中文：在梯度带中算前向和平均损失，取梯度，做一次梯度裁剪，
+    #   再让优化器更新。
     # BEGIN SOLUTION
     with tf.GradientTape() as tape:
         logits, state = model(X, state, training=True)  # (B, T, V)
@@ -260,6 +262,8 @@ def train_epoch(
     #   the state step returned). Return lesson 07's perplexity of the n
     #   minibatch losses (n,) (each an average over equally many tokens).
     #   Our solution is about 9 lines.
+    #   中文：随机采样时每个小批量都从 begin_state 开始，
+    #   顺序分区时隐状态接着传；返回困惑度。
     # BEGIN SOLUTION
     iterate = (
         parts.data.seq_data_iter_random
@@ -297,6 +301,8 @@ def held_out_log_probs(model, ids: np.ndarray, num_steps: int) -> np.ndarray:
     #   characters, X (1, t), carrying the state from chunk to chunk; each
     #   chunk's logits (1, t, V) -> their log-softmax over V. Return the
     #   chunks' rows in order. Our solution is about 7 lines.
+    #   中文：把留出文本当作一条序列逐块读，隐状态一路传下去，
+    #   返回每个位置的对数概率。
     # BEGIN SOLUTION
     state, rows = model.begin_state(1), []
     for start in range(0, len(ids) - 1, num_steps):
