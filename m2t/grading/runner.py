@@ -153,6 +153,34 @@ class _Collector:
             self.on_check(check)
 
 
+_RUNNING: list[_Collector] = []
+"""The collectors of the grades now running in this process, innermost
+last (a capstone's parts are graded inside the capstone's grade)."""
+
+
+def finished(lessons: Sequence[curriculum.Lesson]) -> list[LessonResult] | None:
+    """The results of `lessons` from the grade now running in this process,
+    if it has already run every check of each of them, else None.
+
+    `m2t grade` with no lesson grades the parts before the capstones that
+    use them (the course's order); a capstone's parts check then reuses
+    those results instead of grading the same lessons again, with the same
+    implementation, sandbox and limits.
+    """
+    if not _RUNNING:
+        return None
+    collector = _RUNNING[-1]
+    results = []
+    for lesson in lessons:
+        nodeids = [n for n in collector.order if _tag(n) == lesson.tag]
+        if not nodeids or any(n not in collector.checks for n in nodeids):
+            return None
+        checks = [collector.checks[n] for n in nodeids]  # the file's order
+        mistakes = collector.mistakes.get(lesson.tag, ())
+        results.append(LessonResult(lesson, checks, mistakes))
+    return results
+
+
 def _tag(nodeid: str) -> str:
     """The lesson tag ("l16") of a check's pytest node id."""
     stem = Path(nodeid.partition("::")[0]).stem.removeprefix("test_")
@@ -319,7 +347,7 @@ def grade(
         args = pytest_args(
             files, impl, timeout, sandbox, lesson_timeout, allow_weaker_sandbox
         )
-        with _no_plugin_autoload() as load:
+        with _no_plugin_autoload() as load, _running(collector):
             if show_pytest:
                 code = pytest.main(
                     [*args, *load, "--tb=short"],
@@ -355,6 +383,16 @@ def grade(
         mistakes = collector.mistakes.get(lesson.tag, ())
         results.append(LessonResult(lesson, checks, mistakes))
     return results
+
+
+@contextlib.contextmanager
+def _running(collector: _Collector) -> Iterator[None]:
+    """`collector` on `_RUNNING` while its grade runs."""
+    _RUNNING.append(collector)
+    try:
+        yield
+    finally:
+        _RUNNING.remove(collector)
 
 
 def fresh_keras() -> None:
