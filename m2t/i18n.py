@@ -56,6 +56,7 @@ __all__ = [
     "from_locale",
     "language",
     "ljust",
+    "of_submission",
     "remembered",
     "strict",
     "text",
@@ -117,6 +118,22 @@ def remembered(path: Path | None = None) -> str | None:
     return _check(value, str(path))
 
 
+def of_submission(folder: Path) -> str | None:
+    """The language a submission chose: its `.m2t/lang` (what `m2t --lang`
+    remembered in the student's edition, which commits it), or None when it
+    has none or the file holds anything else (a student's file: read at
+    most a few bytes, never trusted)."""
+    path = Path(folder) / settings.LANG_STATE.relative_to(ROOT)
+    try:
+        if not path.is_file() or path.is_symlink():
+            return None
+        with open(path, "rb") as f:
+            value = f.read(16).decode("ascii", "replace").strip()
+    except OSError:
+        return None
+    return value if value in LANGUAGES else None
+
+
 def language() -> str:
     """The language of this run (see the module docstring for the order).
 
@@ -165,9 +182,9 @@ def using(value: str | None) -> Iterator[str]:
 
 
 def strict() -> bool:
-    """Whether a missing text is an error here: missing texts raise in the full repository (tests, authoring: it has
-    solutions/mutants/) and fall back to English elsewhere (a student
-    edition, a Gradescope bundle)."""
+    """Whether a missing text is an error here: in the full repository
+    (tests, authoring: it has solutions/mutants/) it is; elsewhere (a
+    student edition, a Gradescope bundle) English stands in."""
     return (ROOT / "solutions" / "mutants").is_dir()
 
 

@@ -10,6 +10,11 @@ the course's instructor side that grading needs: `m2t/`, `m2t_data/`,
 key `solutions/questions_key/` (never the solutions themselves: the
 graders judge against their own references). Gradescope unpacks it in
 `/autograder/source`; `M2T_AUTOGRADER_ROOT` moves that root for a trial.
+
+The language of the results (`--grading-lang`, the instructor's choice):
+`en` or `zh` for the whole course, or `submission` (the default): each
+submission's own `.m2t/lang` (what the student chose with `m2t --lang`;
+the student edition commits it), English when it has none.
 """
 
 from __future__ import annotations
@@ -37,6 +42,9 @@ SCRIPTS = {
 }
 """Name in the bundle -> its template."""
 
+GRADING_LANGS = ("submission", "en", "zh")
+"""`--grading-lang`: each submission's own language, or one for all."""
+
 
 def _course_files() -> Iterator[tuple[str, Path]]:
     for name in FILES:
@@ -53,15 +61,33 @@ def _course_files() -> Iterator[tuple[str, Path]]:
                 yield rel, path
 
 
-def run_autograder(lessons: Sequence[curriculum.Lesson] = ()) -> str:
-    """The `run_autograder` script, grading `lessons` (all when empty)."""
+def run_autograder(
+    lessons: Sequence[curriculum.Lesson] = (), lang: str = "submission"
+) -> str:
+    """The `run_autograder` script, grading `lessons` (all when empty) in
+    `lang` (see GRADING_LANGS).
+
+    Raises:
+        ValueError: `lang` is not one of GRADING_LANGS.
+    """
+    if lang not in GRADING_LANGS:
+        raise ValueError(
+            f"--grading-lang {lang!r}: use one of {', '.join(GRADING_LANGS)}"
+        )
     text = (TEMPLATES / SCRIPTS["run_autograder"]).read_text("utf-8")
-    return text.replace(
-        "@LESSONS@", " ".join(shlex.quote(x.tag) for x in lessons)
+    own = lang == "submission"
+    return (
+        text.replace("@LESSONS@", " ".join(shlex.quote(x.tag) for x in lessons))
+        .replace("@LANG@", "en" if own else lang)
+        .replace("@LANG_ARGS@", "--lang-of-submission" if own else "")
     )
 
 
-def build(path: Path, lessons: Sequence[curriculum.Lesson] = ()) -> list[str]:
+def build(
+    path: Path,
+    lessons: Sequence[curriculum.Lesson] = (),
+    lang: str = "submission",
+) -> list[str]:
     """Write the Gradescope autograder zip to `path` (atomically); returns
     the names it holds.
 
@@ -69,10 +95,14 @@ def build(path: Path, lessons: Sequence[curriculum.Lesson] = ()) -> list[str]:
         path: the zip to write (its folder is made).
         lessons: the lessons this assignment grades (all when empty), e.g.
             one Gradescope assignment per lesson.
+        lang: the results' language (GRADING_LANGS): `en` or `zh` for the
+            course, `submission` for each submission's own.
 
     Raises:
-        ValueError: `path` does not end in `.zip`.
+        ValueError: `path` does not end in `.zip`, or `lang` is not one of
+            GRADING_LANGS.
     """
+    run_autograder(lessons, lang)  # refuse a bad `lang` before writing
     path = Path(path)
     if path.suffix != ".zip":
         raise ValueError(f"--gradescope {str(path)!r}: not a .zip file name")
@@ -84,7 +114,7 @@ def build(path: Path, lessons: Sequence[curriculum.Lesson] = ()) -> list[str]:
         with zipfile.ZipFile(temp, "w", zipfile.ZIP_DEFLATED) as bundle:
             for name, template in SCRIPTS.items():
                 text = (
-                    run_autograder(lessons)
+                    run_autograder(lessons, lang)
                     if name == "run_autograder"
                     else (TEMPLATES / template).read_text("utf-8")
                 )

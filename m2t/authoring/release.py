@@ -50,6 +50,7 @@ ALLOW = (
     "m2t_data/README.md",
     "m2t/*.py",
     "m2t/*/*.py",
+    "m2t/messages/*.toml",
     "notebooks/*.py",
     "notebooks/*.md",
     f"{settings.SKELETONS.relative_to(ROOT).as_posix()}/*.py",
@@ -161,7 +162,10 @@ def _write(out: Path) -> None:
     ignore = out / ".gitignore"
     lines = ignore.read_text().splitlines() if ignore.exists() else []
     lines = [x for x in lines if x.strip() not in (".m2t/", "/.m2t/")]
-    ignore.write_text("\n".join([*lines, "/.m2t/*", "!/.m2t/skeletons/", ""]))
+    # the skeletons and the student's language (Classroom and Gradescope
+    # report in it) are committed; the rest of .m2t/ is the student's state
+    kept = ["!/.m2t/skeletons/", "!/.m2t/lang"]
+    ignore.write_text("\n".join([*lines, "/.m2t/*", *kept, ""]))
 
 
 # ------------------------------------------------------------- scanner

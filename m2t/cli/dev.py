@@ -142,7 +142,9 @@ def cmd_release(args: argparse.Namespace) -> int:
         )
     if args.gradescope:
         lessons = curriculum.select(args.lessons) if args.lessons else []
-        names = gradescope.build(Path(args.gradescope), lessons)
+        names = gradescope.build(
+            Path(args.gradescope), lessons, lang=args.grading_lang
+        )
         what = " ".join(x.tag for x in lessons) or "every lesson"
         print(
             f"wrote the Gradescope autograder to {args.gradescope} "
@@ -203,6 +205,8 @@ def _mutants(sub: argparse._SubParsersAction, text: str) -> None:
 
 
 def _release(sub: argparse._SubParsersAction, text: str) -> None:
+    from m2t.authoring.gradescope import GRADING_LANGS  # stdlib only
+
     rel = sub.add_parser("release", help=text)
     rel.add_argument(
         "lessons",
@@ -216,6 +220,13 @@ def _release(sub: argparse._SubParsersAction, text: str) -> None:
         "--gradescope",
         metavar="ZIP",
         help="write Gradescope's autograder bundle here (autograder.zip)",
+    )
+    rel.add_argument(
+        "--grading-lang",
+        choices=GRADING_LANGS,
+        default="submission",
+        help="with --gradescope: the results' language, en or zh for the "
+        "course, or each submission's own (its .m2t/lang; default)",
     )
     rel.set_defaults(func=cmd_release)
 

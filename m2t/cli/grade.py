@@ -36,6 +36,9 @@ def cmd_grade(args: argparse.Namespace) -> int:
         return roster.main(args, lessons)
     impl, on_check, notes = args.impl, None, []
     with contextlib.ExitStack() as stack:
+        if args.submission and args.lang_of_submission:
+            chosen = i18n.of_submission(Path(args.submission))
+            stack.enter_context(i18n.using(chosen))
         if args.submission:
             from m2t.grading import submission
 
@@ -63,29 +66,29 @@ def cmd_grade(args: argparse.Namespace) -> int:
                 lesson_timeout=args.lesson_timeout,
                 allow_weaker_sandbox=args.allow_weaker_sandbox,
             )
-    seconds = time.perf_counter() - start
-    if not args.submission:
-        grading.save_state(results, args.impl)
-    print(reports.table(results, verbose=args.verbose))
-    total = sum(r.score for r in results)
-    most = sum(r.max_score for r in results)
-    what = (
-        i18n.text("grade.what_submission", path=args.submission)
-        if args.submission
-        else args.impl
-    )
-    score = i18n.text(
-        "grade.score",
-        total=f"{total:g}",
-        most=f"{most:g}",
-        seconds=f"{seconds:.1f}",
-        what=what,
-    )
-    print(f"\n{score}")
-    if args.report:
-        reports.write_gradescope(Path(args.report), results, seconds, notes)
-    if args.junit:
-        reports.write_junit(Path(args.junit), results)
+        seconds = time.perf_counter() - start
+        if not args.submission:
+            grading.save_state(results, args.impl)
+        print(reports.table(results, verbose=args.verbose))
+        total = sum(r.score for r in results)
+        most = sum(r.max_score for r in results)
+        what = (
+            i18n.text("grade.what_submission", path=args.submission)
+            if args.submission
+            else args.impl
+        )
+        score = i18n.text(
+            "grade.score",
+            total=f"{total:g}",
+            most=f"{most:g}",
+            seconds=f"{seconds:.1f}",
+            what=what,
+        )
+        print(f"\n{score}")
+        if args.report:
+            reports.write_gradescope(Path(args.report), results, seconds, notes)
+        if args.junit:
+            reports.write_junit(Path(args.junit), results)
     graded = [r for r in results if r.checks]
     ok = bool(graded) and all(r.status == "passed" for r in graded)
     return 0 if ok else 1
@@ -176,6 +179,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="with --submission: grade even where this machine lacks a "
         "layer of the sandbox (the report names it)",
+    )
+    grade.add_argument(
+        "--lang-of-submission",
+        action="store_true",
+        help="with --submission: report in the language the submission "
+        "chose (its .m2t/lang, written by `m2t --lang`), else in this run's",
     )
     grade.add_argument("--report", help="write Gradescope results.json here")
     grade.add_argument("--junit", help="write JUnit XML here")

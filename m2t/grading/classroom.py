@@ -17,6 +17,11 @@ not fail the job"). It is red, with `status` "error", only when the grader
 broke (the graders could not be collected, or a check failed inside the
 grader rather than in the student's code). A score table goes to
 `$GITHUB_STEP_SUMMARY`.
+
+The language of the table and the messages (`m2t.i18n`): `--lang en|zh`
+where the instructor fixes it for the course (in the workflow), else
+`M2T_LANG`, else the student's own choice (`.m2t/lang`, committed by the
+student edition), else the runner's locale.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from m2t import curriculum
+from m2t import i18n
 from m2t import settings
 from m2t.grading import classreport
 from m2t.grading import reports
@@ -84,28 +90,28 @@ def encode(data: dict[str, Any]) -> str:
 
 def summary(results: Sequence[LessonResult], error: str | None = None) -> str:
     """The step summary: a score table per lesson, and what it means."""
-    lines = ["## Autograding", ""]
+    text = i18n.text
+    lines = [text("classroom.heading"), ""]
     if error:
-        lines += [f"**The grader broke**: {reports.clean(error)}", ""]
+        lines += [text("classroom.broke", error=reports.clean(error)), ""]
+    head = [text(f"table.{c}") for c in ("lesson", "checks", "points")]
     lines += [
-        "| lesson | checks | points | status |",
+        "| " + " | ".join([*head, text("table.status")]) + " |",
         "| --- | --- | --- | --- |",
     ]
     for r in results:
         if r.checks:
             lines.append(
-                f"| {r.lesson.tag} {r.lesson.title} | {r.passed}/"
+                f"| {r.lesson.tag} {i18n.title(r.lesson)} | {r.passed}/"
                 f"{len(r.checks)} | {r.score:g}/{r.max_score:g} | "
-                f"{r.status.replace('_', ' ')} |"
+                f"{text('status.' + r.status)} |"
             )
     total = sum(r.score for r in results)
     most = sum(r.max_score for r in results)
     lines += [
-        f"| **total** | | **{total:g}/{most:g}** | |",
+        text("classroom.total", total=f"{total:g}", most=f"{most:g}"),
         "",
-        "Graded from this repository's own copy of the graders: a progress "
-        "score. Your instructor's regrade of your files is the grade of "
-        "record.",
+        text("classroom.progress_score"),
         "",
     ]
     return "\n".join(lines)
@@ -124,7 +130,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--report", help="also write results.json here")
     parser.add_argument("--junit", help="also write JUnit XML here")
     parser.add_argument("--timeout", type=float, default=settings.CHECK_TIMEOUT)
+    parser.add_argument(
+        "--lang",
+        choices=i18n.LANGUAGES,
+        help="the course's language (default: M2T_LANG, the student's "
+        ".m2t/lang, the locale)",
+    )
     args = parser.parse_args(argv)
+    with i18n.using(args.lang):
+        return _grade(args)
+
+
+def _grade(args: argparse.Namespace) -> int:
     from m2t.console import quiet_native_stderr
     from m2t.grading import runner
 
@@ -151,9 +168,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     total = sum(r.score for r in results)
     most = sum(r.max_score for r in results)
     if error:
-        print(f"\nthe grader broke: {reports.clean(error)}", file=sys.stderr)
+        broke = i18n.text("classroom.broke_line", error=reports.clean(error))
+        print(f"\n{broke}", file=sys.stderr)
         return 1
-    print(f"\nscore {total:g}/{most:g} in {seconds:.1f}s")
+    score = i18n.text(
+        "classroom.score",
+        total=f"{total:g}",
+        most=f"{most:g}",
+        seconds=f"{seconds:.1f}",
+    )
+    print(f"\n{score}")
     return 0
 
 
