@@ -9,11 +9,15 @@ words): padded source tokens change nothing, the decoder reads the source,
 the encoder knows positions, and `translate` searches over the decoder's
 own predictions. Last, the model is trained on the embedded corpus in the
 worker, which returns its translations of held-out sources; the judge
-computes their BLEU itself (k = 2) against the references it reads.
+computes their BLEU itself (k = 2) against references only it holds:
+pairs of the corpus's grammar drawn afresh for each grade, judge-side,
+that occur in neither split of m2t_data (which the worker can read), so
+no lookup answers them.
 """
 
 from __future__ import annotations
 
+import secrets
 from pathlib import Path
 
 import numpy as np
@@ -24,21 +28,16 @@ from graders.lib.judge import CheckFailed
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect_shape
 from graders.lib.judge import fail
-from m2t import curriculum
 from m2t.grading import impl as _impl
-from m2t.grading import runner as _runner
+from m2t.grading import parts as _part_checks
 from m2t.grading.probe import Lesson
 from m2t.grading.probe import NotStarted
-from m2t.grading.probe import runner as _probe_runner
-from m2t.grading.probe import set_runner as _set_probe_runner
 from m2t.questions.experiments import bleu
 
 lesson = Lesson("l24_capstone_transformer")
 
-PARTS = {
-    # role in the capstone's Parts: (module, what it gives, the checks of
-    # its grader that matter here: name prefixes, () for all of them)
-    "text": (
+PARTS = (
+    _part_checks.Part(
         "l06_text_preprocessing",
         "Vocab",
         (
@@ -51,19 +50,15 @@ PARTS = {
             "test_nested_lookups",
         ),
     ),
-    "nmt": ("l13_machine_translation_data", "build_array_nmt", ()),
-    "seq2seq": (
-        "l14_seq2seq",
-        "beam_search",
-        ("test_beam_", "test_wide_beam"),
+    _part_checks.Part("l13_machine_translation_data", "build_array_nmt"),
+    _part_checks.Part(
+        "l14_seq2seq", "beam_search", ("test_beam_", "test_wide_beam")
     ),
-    "attention": ("l18_multihead_attention", "MultiHeadAttention", ()),
-    "positional": (
-        "l19_self_attention_positional_encoding",
-        "PositionalEncoding",
-        (),
+    _part_checks.Part("l18_multihead_attention", "MultiHeadAttention"),
+    _part_checks.Part(
+        "l19_self_attention_positional_encoding", "PositionalEncoding"
     ),
-    "transformer": (
+    _part_checks.Part(
         "l20_transformer",
         "blocks (PositionWiseFFN, AddNorm, the encoder and decoder blocks)",
         (
@@ -75,12 +70,22 @@ PARTS = {
             "test_decoder_block",
         ),
     ),
-}
-MODULES = {role: module for role, (module, _, _) in PARTS.items()}
+)
+"""The lessons the capstone is built from, what it takes from each, and
+the checks of its grader that matter here (name prefixes; all when none)."""
+MODULES = dict(
+    zip(
+        ("text", "nmt", "seq2seq", "attention", "positional", "transformer"),
+        (part.module for part in PARTS),
+        strict=True,
+    )
+)
+"""{role in the capstone's `Parts`: module}."""
 
 BLEU_TARGET = 0.9
 HELD_OUT = 100
-"""Held-out pairs translated (the first of the corpus's test split)."""
+"""Held-out pairs translated (`m2t_data.unseen_translation_pairs`, from a
+draw the worker never sees)."""
 
 B, S, T, D, H, V_SRC, V_TGT = 3, 7, 5, 8, 2, 11, 13
 BOS, EOS = 1, 2
@@ -114,90 +119,20 @@ _BY_NAME = {m.name: m for m in MISTAKES}
 # -- the parts, each checked by its own grader ------------------------------
 
 
-class _Only:
-    """A pytest plugin that keeps, of each part's grader, the checks that
-    matter to the capstone."""
-
-    def __init__(self, wanted: dict[str, tuple[str, ...]]):
-        self.wanted = wanted
-
-    def pytest_collection_modifyitems(self, config, items) -> None:
-        keep, drop = [], []
-        for item in items:
-            module = Path(item.nodeid.partition("::")[0]).stem[len("test_") :]
-            prefixes = self.wanted.get(module)
-            name = item.nodeid.partition("::")[2]
-            if prefixes is None or (prefixes and not name.startswith(prefixes)):
-                drop.append(item)
-            else:
-                keep.append(item)
-        if drop:
-            config.hook.pytest_deselected(items=drop)
-            items[:] = keep
-
-
-def grade_parts(config) -> list:
-    """Grade the parts with their own graders on the capstone's
-    implementation, as the capstone is graded (sandboxed or not)."""
-    lessons = [curriculum.find(module) for module in MODULES.values()]
-    wanted = {module: checks for module, _, checks in PARTS.values()}
-    outer = _probe_runner()
-    try:
-        return _runner.grade(
-            lessons,
-            impl=str(config.getoption("--impl")),
-            timeout=(
-                config.getoption("--probe-timeout")
-                if config.getoption("--sandbox")
-                else float(config.getoption("timeout") or 120)
-            ),
-            sandbox=bool(config.getoption("--sandbox")),
-            lesson_timeout=config.getoption("--lesson-timeout"),
-            plugins=[_Only(wanted)],
-            allow_weaker_sandbox=bool(
-                config.getoption("--allow-weaker-sandbox")
-            ),
-        )
-    finally:  # the parts' session installed (and closed) its own runner
-        _set_probe_runner(outer)
-
-
-def verdict(results) -> Exception | None:
-    """The first part that fails its own grader, as the exception its
-    capstone check raises (None when every part passes)."""
-    what = {module: gives for module, gives, _ in PARTS.values()}
-    for result in results:
-        graded = [c for c in result.checks if c.status != "skipped"]
-        bad = [c for c in graded if c.status != "passed"]
-        tag, gives = result.lesson.tag, what[result.lesson.module]
-        if not graded:
-            return CheckFailed(
-                f"your {tag} {gives}: its grader found no checks"
-            )
-        if not bad:
-            continue
-        first = bad[0].message.splitlines()[0] if bad[0].message else ""
-        if all(c.status == "not_started" for c in graded):
-            return NotStarted(
-                f"your {tag} {gives} is not started: do {tag} first ({first})"
-            )
-        return CheckFailed(
-            f"your {tag} {gives} fails its own grader ({len(bad)} of "
-            f"{len(graded)} checks, first {bad[0].name}: {first}): fix "
-            f"{tag} first"
-        )
-    return None
-
-
 @pytest.fixture(scope="module")
 def parts_ok(request):
     """Grades the parts once per grade; each capstone check raises the
     same verdict when one of them fails."""
-    problem = verdict(grade_parts(request.config))
+    problem = _part_checks.first_problem(
+        _part_checks.grade(request.config, PARTS), PARTS
+    )
 
     def check() -> None:
-        if problem is not None:
-            raise problem
+        if problem is None:
+            return
+        if problem.status == "not_started":
+            raise NotStarted(problem.message)
+        raise CheckFailed(problem.message)
 
     return check
 
@@ -403,7 +338,10 @@ def run_capstone(m, modules, sources):
 @pytest.mark.points(12)
 def test_trains_to_held_out_bleu(parts_ok):
     parts_ok()
-    held_out = m2t_data.translation_pairs("embedded", "test")[:HELD_OUT]
+    # Drawn here, in the judge, for this grade: the worker gets the sources
+    # only, and no split of m2t_data holds these pairs.
+    draw = secrets.randbits(32)
+    held_out = m2t_data.unseen_translation_pairs(HELD_OUT, draw)
     sources = [s for s, _ in held_out]
     got = run_capstone(MODULES, sources)
     translations = got["translations"]
@@ -428,7 +366,8 @@ def test_trains_to_held_out_bleu(parts_ok):
         losses = ", ".join(f"{x:.3f}" for x in got["losses"])
         fail(
             [
-                f"held-out BLEU {mean:.3f} on {len(held_out)} pairs, below "
+                f"held-out BLEU {mean:.3f} on {len(held_out)} pairs (draw "
+                f"{draw}), below "
                 f"the target {BLEU_TARGET} (trained {got['seconds']:.0f} s; "
                 f"loss per epoch {losses}).",
                 f"  e.g. {sources[worst]} => {translations[worst]} "

@@ -111,7 +111,7 @@ class YourAttention(keras.layers.Layer):
         num_hiddens: int, D.
         num_heads: int, H.
         dropout: float in [0, 1), on the attention weights.
-        use_bias: bool, biases in the projections.
+        bias: bool, biases in the projections.
 
     Call arguments:
         query: `(B, T, D)`.
@@ -130,7 +130,7 @@ class YourAttention(keras.layers.Layer):
         num_hiddens: int,
         num_heads: int,
         dropout: float = 0.0,
-        use_bias: bool = False,
+        bias: bool = False,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -138,7 +138,7 @@ class YourAttention(keras.layers.Layer):
             num_hiddens,
             num_heads,
             dropout,
-            use_bias,
+            bias,
             name="multihead",
             dtype=self.dtype_policy,
         )
@@ -169,13 +169,13 @@ def your_attention(attention_class: type) -> Callable:
     """The `attention` argument of lesson 20's blocks that builds
     `YourAttention` around `attention_class`."""
 
-    def make(num_hiddens, num_heads, dropout, use_bias, dtype, name):
+    def make(num_hiddens, num_heads, dropout, bias, dtype, name):
         return YourAttention(
             attention_class,
             num_hiddens,
             num_heads,
             dropout,
-            use_bias,
+            bias,
             dtype=dtype,
             name=name,
         )
@@ -285,6 +285,8 @@ class CapstoneTransformer(keras.Model):
         #   and self.src_positions (√D in the embedding's dtype), then every
         #   block of self.encoder_blks in order, each given src_valid_len
         #   and training. Our solution is about 5 lines.
+        #   中文：源嵌入乘以 √D，加位置编码，
+        #   依次经过编码器块（带源序列的有效长度）。
         raise NotImplementedError("l24: CapstoneTransformer.encode")
 
     def decode(self, dec_input, enc_outputs, src_valid_len, training=None):
@@ -297,6 +299,8 @@ class CapstoneTransformer(keras.Model):
         #   no cache and training (each returns (out, kv); keep out), and
         #   self.dense of the last block's output. Our solution is about 6
         #   lines.
+        #   中文：目标嵌入同样处理，经过解码器块（不用缓存），
+        #   最后用全连接层输出评分。
         raise NotImplementedError("l24: CapstoneTransformer.decode")
 
     def call(self, inputs, training=None):
@@ -402,6 +406,8 @@ def translate(
     #   decodes the (1, len + 1) int32 ids prefix + [token] with `decode`
     #   and returns the (V,) log-softmax of the last position's logits,
     #   as NumPy, and prefix + [token]. Our solution is about 12 lines.
+    #   中文：每个句子各做一次束搜索，状态是已解码的前缀，
+    #   每步重新解码整个前缀。
     raise NotImplementedError("l24: translate")
 
 

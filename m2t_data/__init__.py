@@ -22,6 +22,7 @@ from .images import images
 from .text import fra_eng_text
 from .text import time_machine_lines
 from .text import translation_pairs
+from .text import unseen_translation_pairs
 from .toy_shapes import toy_shapes
 from .toy_sine import noisy_sine
 
@@ -37,6 +38,7 @@ __all__ = [
     "time_machine_lines",
     "toy_shapes",
     "translation_pairs",
+    "unseen_translation_pairs",
 ]
 
 TFDS_BUILDERS = (

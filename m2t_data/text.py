@@ -192,3 +192,23 @@ def translation_pairs(
     )
     pairs = split_pairs(preprocess_nmt(text))
     return pairs if num_examples is None else pairs[:num_examples]
+
+
+def unseen_translation_pairs(
+    num: int, draw: int, seed: int = 0
+) -> list[tuple[str, str]]:
+    """Preprocessed pairs of the embedded corpus's grammar that occur in
+    neither of its splits (``toy_translation.unseen_pairs``): a held-out
+    set only whoever knows ``draw`` can list, as ``translation_pairs``
+    gives them, e.g. ``("the big red car is heavy .", ...)``.
+
+    Args:
+        num: how many pairs (positive).
+        draw: their generator seed (a judge draws it for each grade).
+        seed: the embedded corpus they avoid.
+
+    Returns:
+        list of ``(source_sentence, target_sentence)`` str tuples.
+    """
+    raw = toy_translation.unseen_pairs(num, draw, seed)
+    return split_pairs(preprocess_nmt("".join(f"{e}\t{f}\n" for e, f in raw)))

@@ -243,6 +243,39 @@ def raw_pairs(split: str = "train", seed: int = 0) -> list[tuple[str, str]]:
     """
     if split not in ("train", "test"):
         raise ValueError(f"`split` must be 'train' or 'test', got {split!r}")
+    items = list(_corpus(seed).values())
+    return items[:NUM_TRAIN] if split == "train" else items[NUM_TRAIN:]
+
+
+def unseen_pairs(num: int, draw: int, seed: int = 0) -> list[tuple[str, str]]:
+    """Raw pairs of the same grammar that occur in neither split of
+    ``seed``'s corpus: held-out pairs that only whoever knows ``draw`` can
+    list. A capstone's judge draws ``draw`` afresh for each grade and sends
+    the worker the English side only.
+
+    Args:
+        num: how many pairs (positive).
+        draw: the generator seed of these pairs.
+        seed: the corpus they avoid (``raw_pairs``'s seed).
+
+    Returns:
+        ``num`` distinct ``(english, french)`` str tuples, as in
+        ``raw_pairs``.
+    """
+    if int(num) != num or num <= 0:
+        raise ValueError(f"`num` must be a positive int, got {num!r}")
+    seen = _corpus(seed)
+    rng = random.Random(f"toy_fra_eng/unseen/{draw}")
+    pairs: dict[str, tuple[str, str]] = {}
+    while len(pairs) < num:
+        key, en, fr = _sentence(rng)
+        if key not in seen:
+            pairs.setdefault(key, (en, fr))
+    return list(pairs.values())
+
+
+def _corpus(seed: int) -> dict[str, tuple[str, str]]:
+    """{English words: (english, french)} of both splits, train first."""
     rng = random.Random(f"toy_fra_eng/{seed}")
     # Keyed on the English words, so that "... dog." and "... dog!" never
     # land on both sides of the split.
@@ -250,8 +283,7 @@ def raw_pairs(split: str = "train", seed: int = 0) -> list[tuple[str, str]]:
     while len(pairs) < NUM_TRAIN + NUM_TEST:
         key, en, fr = _sentence(rng)
         pairs.setdefault(key, (en, fr))
-    items = list(pairs.values())
-    return items[:NUM_TRAIN] if split == "train" else items[NUM_TRAIN:]
+    return pairs
 
 
 def raw_text(split: str = "train", seed: int = 0) -> str:

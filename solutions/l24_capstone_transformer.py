@@ -108,7 +108,7 @@ class YourAttention(keras.layers.Layer):
         num_hiddens: int, D.
         num_heads: int, H.
         dropout: float in [0, 1), on the attention weights.
-        use_bias: bool, biases in the projections.
+        bias: bool, biases in the projections.
 
     Call arguments:
         query: `(B, T, D)`.
@@ -127,7 +127,7 @@ class YourAttention(keras.layers.Layer):
         num_hiddens: int,
         num_heads: int,
         dropout: float = 0.0,
-        use_bias: bool = False,
+        bias: bool = False,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -135,7 +135,7 @@ class YourAttention(keras.layers.Layer):
             num_hiddens,
             num_heads,
             dropout,
-            use_bias,
+            bias,
             name="multihead",
             dtype=self.dtype_policy,
         )
@@ -166,13 +166,13 @@ def your_attention(attention_class: type) -> Callable:
     """The `attention` argument of lesson 20's blocks that builds
     `YourAttention` around `attention_class`."""
 
-    def make(num_hiddens, num_heads, dropout, use_bias, dtype, name):
+    def make(num_hiddens, num_heads, dropout, bias, dtype, name):
         return YourAttention(
             attention_class,
             num_hiddens,
             num_heads,
             dropout,
-            use_bias,
+            bias,
             dtype=dtype,
             name=name,
         )
@@ -282,6 +282,8 @@ class CapstoneTransformer(keras.Model):
         #   and self.src_positions (√D in the embedding's dtype), then every
         #   block of self.encoder_blks in order, each given src_valid_len
         #   and training. Our solution is about 5 lines.
+        #   中文：源嵌入乘以 √D，加位置编码，
+        #   依次经过编码器块（带源序列的有效长度）。
         # BEGIN SOLUTION
         X = self.src_embedding(src)  # (B, S, D)
         X = X * ops.sqrt(ops.cast(self.num_hiddens, X.dtype))
@@ -301,6 +303,8 @@ class CapstoneTransformer(keras.Model):
         #   no cache and training (each returns (out, kv); keep out), and
         #   self.dense of the last block's output. Our solution is about 6
         #   lines.
+        #   中文：目标嵌入同样处理，经过解码器块（不用缓存），
+        #   最后用全连接层输出评分。
         # BEGIN SOLUTION
         Y = self.tgt_embedding(dec_input)  # (B, T, D)
         Y = Y * ops.sqrt(ops.cast(self.num_hiddens, Y.dtype))
@@ -413,6 +417,8 @@ def translate(
     #   decodes the (1, len + 1) int32 ids prefix + [token] with `decode`
     #   and returns the (V,) log-softmax of the last position's logits,
     #   as NumPy, and prefix + [token]. Our solution is about 12 lines.
+    #   中文：每个句子各做一次束搜索，状态是已解码的前缀，
+    #   每步重新解码整个前缀。
     # BEGIN SOLUTION
     def search(enc, lens):
         def step_fn(token, prefix):

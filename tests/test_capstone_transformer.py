@@ -5,6 +5,7 @@ lesson to fix; on the solutions it trains to held-out BLEU >= 0.9 (slow).
 from __future__ import annotations
 
 import importlib.util
+import json
 import shutil
 import subprocess
 import sys
@@ -97,3 +98,71 @@ def test_the_solutions_reach_the_bleu_target():
         (c.name, c.message) for c in result.checks if c.status != "passed"
     ]
     assert result.status == "passed", failing
+
+
+def test_the_held_out_references_are_not_in_the_workers_reach(tmp_path):
+    """The attack in tests/attacks/held_out.py, graded as a submission:
+    it trains nothing and returns the references it finds in m2t_data's
+    splits. The judge holds the held-out pairs, so it finds none."""
+    folder = tmp_path / "mallory"
+    folder.mkdir()
+    for module in (CAPSTONE.module, *CAPSTONE.parts):
+        shutil.copy(ROOT / "solutions" / f"{module}.py", folder)
+    capstone = folder / f"{CAPSTONE.module}.py"
+    capstone.write_text(
+        capstone.read_text()
+        + (ROOT / "tests" / "attacks" / "held_out.py").read_text()
+    )
+    report = tmp_path / "results.json"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "m2t",
+            "grade",
+            "24",
+            "--submission",
+            str(folder),
+            "--allow-weaker-sandbox",
+            "--report",
+            str(report),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=ROOT,
+    )
+    tests = {t["name"]: t for t in json.loads(report.read_text())["tests"]}
+    (bleu,) = [t for name, t in tests.items() if "held_out_bleu" in name]
+    assert bleu["score"] == 0, proc.stdout + bleu["output"]
+    assert "below the target" in bleu["output"], bleu["output"]
+
+
+def test_a_grade_of_the_parts_and_the_capstone_grades_each_part_once(
+    tmp_path, monkeypatch
+):
+    """As `m2t grade` with no lesson: the parts come first in the course,
+    so the capstone's parts check reuses their results (here on the
+    capstone's skeleton, which the graded parts let through to its TODOs)
+    instead of starting a second grade of the same lessons."""
+    folder = tmp_path / "carol"
+    folder.mkdir()
+    for module in CAPSTONE.parts:
+        shutil.copy(ROOT / "solutions" / f"{module}.py", folder)
+    shutil.copy(ROOT / "lessons" / CAPSTONE.filename, folder)
+    lessons = [curriculum.find(module) for module in CAPSTONE.parts]
+    grades = []
+    real = runner.grade
+
+    def spy(graded, *args, **kwargs):
+        grades.append([lesson.tag for lesson in graded])
+        return real(graded, *args, **kwargs)
+
+    monkeypatch.setattr(runner, "grade", spy)
+    results = runner.grade([*lessons, CAPSTONE], impl=str(folder))
+    assert grades == [[*(x.tag for x in lessons), CAPSTONE.tag]]
+    *parts, capstone = results
+    assert all(r.status == "passed" for r in parts), [r.status for r in parts]
+    status = {c.name: c.status for c in capstone.checks}
+    assert status.pop("test_your_parts_pass_their_own_graders") == "passed"
+    assert set(status.values()) == {"not_started"}, status

@@ -98,6 +98,22 @@ def test_translation_is_deterministic_per_seed(train):
     assert m2t_data.translation_pairs(seed=1) != train
 
 
+def test_unseen_pairs_are_in_neither_split_and_fixed_by_their_draw(train, test):
+    """A capstone's judge-side held-out set: the grammar's pairs, none of
+    whose English sentences (punctuation aside) occurs in train or test."""
+    unseen = m2t_data.unseen_translation_pairs(100, draw=7)
+    assert len({en for en, _ in unseen}) == 100
+    known = {en[:-2] for en, _ in train + test}
+    assert not {en[:-2] for en, _ in unseen} & known
+    assert m2t_data.unseen_translation_pairs(100, draw=7) == unseen
+    assert m2t_data.unseen_translation_pairs(100, draw=8) != unseen
+    for en, fr in unseen:  # formatted as translation_pairs gives them
+        assert en == en.lower() and en[-2:] in (" .", " !")
+        assert fr[-2:] == en[-2:]
+    with pytest.raises(ValueError, match="`num` must be a positive int"):
+        toy_translation.unseen_pairs(0, draw=7)
+
+
 def _french_for(pairs, english_part):
     hits = [fr for en, fr in pairs if f" {english_part} " in f" {en} "]
     assert hits, f"no pair contains {english_part!r}"
