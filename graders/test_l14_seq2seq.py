@@ -21,6 +21,7 @@ import pytest
 from graders.lib.contract import expect_layer_contract
 from graders.lib.contract import expect_value_errors
 from graders.lib.conventions import book_vs_course
+from graders.lib.fixtures import reference
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
@@ -115,6 +116,7 @@ _diagnoses = partial(mistake_outputs, mistakes=MISTAKES, skip_right=True)
 # ----------------------------------------- float64 references: the model
 
 
+@reference
 def ref_gru(x, h, kernel, recurrent, bias):
     """Keras GRU (reset_after=True): x (B, T, D), h (B, U) -> (B, T, U), h."""
     outputs = []
@@ -127,6 +129,7 @@ def ref_gru(x, h, kernel, recurrent, bias):
     return np.stack(outputs, axis=1), h
 
 
+@reference
 def ref_encoder(X, weights):
     """-> (outputs (B, S, U), [L x (B, U)])."""
     w = [np.asarray(a, np.float64) for a in weights]
@@ -138,6 +141,7 @@ def ref_encoder(X, weights):
     return x, states
 
 
+@reference
 def ref_decoder(Y, states, context, weights, stepwise=False, mistake=None):
     """-> (logits (B, T, V), [L x (B, U)]); stepwise feeds one step at a
     time, carrying the state, as prediction does."""
@@ -163,6 +167,7 @@ def ref_decoder(Y, states, context, weights, stepwise=False, mistake=None):
 
 
 # ------------------------------------ float64 references: loss and BLEU
+@reference
 def ref_sequence_mask(X, valid_len, value=0.0, mistake=None):
     X = np.asarray(X, np.float64)
     idx = np.arange(X.shape[1])[None, :]
@@ -172,6 +177,7 @@ def ref_sequence_mask(X, valid_len, value=0.0, mistake=None):
     return np.where(keep, X, value)
 
 
+@reference
 def ref_loss(labels, logits, valid_len, mistake=None):
     logits = np.asarray(logits, np.float64)
     shifted = logits - logits.max(-1, keepdims=True)
@@ -184,6 +190,7 @@ def ref_loss(labels, logits, valid_len, mistake=None):
     return total / max(weights.sum(), 1.0)
 
 
+@reference
 def ref_teacher_forcing(Y, bos_id, mistake=None):
     Y = np.asarray(Y)
     if mistake is NOT_SHIFTED:
@@ -191,6 +198,7 @@ def ref_teacher_forcing(Y, bos_id, mistake=None):
     return np.concatenate([np.full((Y.shape[0], 1), bos_id), Y[:, :-1]], 1)
 
 
+@reference
 def ref_bleu(pred, label, k=2, mistake=None):
     score = bleu(
         pred,
@@ -205,6 +213,7 @@ def ref_bleu(pred, label, k=2, mistake=None):
     return float(score)
 
 
+@reference
 def ref_bleu_pair(cases, mistake=None):
     """BLEU of each (prediction, label, k) of `cases`, as one array."""
     return np.array([ref_bleu(*case, mistake=mistake) for case in cases])
@@ -244,6 +253,7 @@ def _next_log_probs(table, prefix, seed, vocab):
     return logits - np.log(np.exp(logits).sum())
 
 
+@reference
 def ref_greedy(table, max_len, seed=None, vocab=4, mistake=None):
     prefix, out = [], []
     for _ in range(max_len):
@@ -255,6 +265,7 @@ def ref_greedy(table, max_len, seed=None, vocab=4, mistake=None):
     return out
 
 
+@reference
 def ref_best_sequence(table, max_len, alpha, seed=None, vocab=4, mistake=None):
     """Exhaustive search: the best of every sequence ended by <eos> or
     reaching max_len, by sum(log p) / L**alpha."""

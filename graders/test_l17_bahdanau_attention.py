@@ -17,6 +17,7 @@ import pytest
 from graders.lib.contract import expect_dropout_only_in_training
 from graders.lib.contract import expect_layer_contract
 from graders.lib.contract import expect_value_errors
+from graders.lib.fixtures import reference
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
@@ -65,6 +66,7 @@ MISTAKES = (
 # --------------------------------------------------- float64 references
 
 
+@reference
 def ref_gru(x, h, kernel, recurrent, bias):
     """One GRU step, Keras layout, reset gate before the recurrent matmul."""
     u = h.shape[-1]
@@ -75,6 +77,7 @@ def ref_gru(x, h, kernel, recurrent, bias):
     return z * h + (1 - z) * candidate
 
 
+@reference
 def ref_attend(query, enc, valid_lens, p, mistake=None):
     """(context (B, Hd), weights (B, S)) of additive attention."""
     features = np.tanh((query @ p["W_q"])[:, None, :] + enc @ p["W_k"])
@@ -87,6 +90,7 @@ def ref_attend(query, enc, valid_lens, p, mistake=None):
     return np.einsum("bs,bsh->bh", weights, enc), weights
 
 
+@reference
 def ref_decoder(tokens, enc, hidden, valid_lens, p, mistake=None):
     """(logits (B, T, V), final state (B, L, Hd), weights (B, T, S))."""
     enc = np.asarray(enc, np.float64)

@@ -24,6 +24,7 @@ from graders.lib.conventions import KERAS_LAYER_NORM_EPSILON
 from graders.lib.conventions import LAYER_NORM_EPSILON
 from graders.lib.conventions import MASK_FILL
 from graders.lib.conventions import book_vs_course
+from graders.lib.fixtures import reference
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
@@ -114,6 +115,7 @@ MISTAKES = (
 # --------------------------------------------------- float64 references
 
 
+@reference
 def ref_positions(positions, depth=D):
     angles = np.asarray(positions, np.float64)[:, None] / 10000.0 ** (
         np.arange(0, depth, 2) / depth
@@ -123,6 +125,7 @@ def ref_positions(positions, depth=D):
     return table
 
 
+@reference
 def ref_padding_keep(valid_lens, num_queries, num_keys):
     lens = np.asarray(valid_lens)
     lens = np.broadcast_to(
@@ -131,6 +134,7 @@ def ref_padding_keep(valid_lens, num_queries, num_keys):
     return np.arange(num_keys) < lens[..., None]  # (B, T, S)
 
 
+@reference
 def ref_causal_keep(num_queries, num_keys, mistake=None):
     rows = np.arange(num_queries)[:, None] + (num_keys - num_queries)
     rows = rows + {CAUSAL_EXCLUDES_SELF: -1, CAUSAL_SEES_NEXT: 1}.get(
@@ -139,6 +143,7 @@ def ref_causal_keep(num_queries, num_keys, mistake=None):
     return (np.arange(num_keys)[None, :] <= rows)[None]  # (1, T, S)
 
 
+@reference
 def ref_attention(Xq, Xkv, keep, params):
     """Keras MHA in float64; `keep` (B or 1, T, S) or None. A fully masked
     row comes out uniform, as Keras's fused attention gives it."""
@@ -153,11 +158,13 @@ def ref_attention(Xq, Xkv, keep, params):
     return np.einsum("bthk,hkd->btd", heads, wo)
 
 
+@reference
 def ref_ffn(X, params):
     w1, b1, w2, b2 = params
     return np.maximum(X @ w1 + b1, 0.0) @ w2 + b2
 
 
+@reference
 def ref_addnorm(X, Y, params, mistake=None):
     gamma, beta = params
     Z = np.asarray(Y, np.float64)
@@ -170,6 +177,7 @@ def ref_addnorm(X, Y, params, mistake=None):
     return (Z - mean) / np.sqrt(var + eps) * gamma + beta
 
 
+@reference
 def ref_encoder_block(X, valid_lens, p, mistake=None):
     steps = X.shape[1]
     keep = None
@@ -181,6 +189,7 @@ def ref_encoder_block(X, valid_lens, p, mistake=None):
     return ref_addnorm(Y, ref_ffn(Y, p["ffn"]), p["addnorm2"], mistake)
 
 
+@reference
 def ref_decoder_block(X, enc, enc_valid_lens, p, cache=None, mistake=None):
     kv = X if cache is None else np.concatenate([cache, X], axis=1)
     steps = X.shape[1]
@@ -202,6 +211,7 @@ def _embed(tokens, table, positions, mistake):
     )
 
 
+@reference
 def ref_encoder(tokens, valid_lens, p, mistake=None):
     X = _embed(tokens, p["embedding"], np.arange(tokens.shape[1]), mistake)
     for blk in p["blocks"]:
@@ -209,6 +219,7 @@ def ref_encoder(tokens, valid_lens, p, mistake=None):
     return X
 
 
+@reference
 def ref_decoder(tokens, enc, enc_valid_lens, p, cache=None, mistake=None):
     """(logits (B, T, V), new cache) of the decoder in float64."""
     start = 0 if cache is None else cache[0].shape[1]
@@ -231,6 +242,7 @@ def ref_decoder(tokens, enc, enc_valid_lens, p, cache=None, mistake=None):
     return X @ w + b, new_cache
 
 
+@reference
 def ref_decoder_steps(tokens, enc, enc_valid_lens, p, mistake=None):
     """The decoder called one token at a time with its cache."""
     cache, logits = None, []
@@ -242,6 +254,7 @@ def ref_decoder_steps(tokens, enc, enc_valid_lens, p, mistake=None):
     return np.concatenate(logits, axis=1)
 
 
+@reference
 def ref_greedy(src, src_valid, p, bos, eos, num_steps, mistake=None):
     enc = ref_encoder(src, src_valid, p["encoder"], mistake)
     tokens = np.full((len(src), num_steps), eos, dtype=np.int64)
