@@ -17,6 +17,14 @@ from m2t import settings
 from m2t.grading import impl as _impl
 from m2t.grading import probe as _probe
 
+PUBLIC_SEED = 20261130
+"""The seed of the judge's inputs in `m2t grade` and the student edition:
+public (a submission graded only on it could return answers recorded on
+it, so `m2t grade --submission` draws a fresh one per run)."""
+SEED_ENV = "M2T_GRADER_SEED"
+"""The environment variable that carries another seed (`m2t grade
+--seed`)."""
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
@@ -35,6 +43,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     parser.addoption(
         "--lesson-timeout", type=float, default=settings.LESSON_TIMEOUT
+    )
+    parser.addoption(
+        "--seed",
+        type=int,
+        default=None,
+        help="seed of the judge's inputs (the `rng` fixture); default "
+        f"${SEED_ENV}, else the public seed {PUBLIC_SEED}",
     )
     parser.addoption(
         "--allow-weaker-sandbox",
@@ -68,10 +83,36 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         close()
 
 
+def grader_seed(config: pytest.Config) -> int:
+    """The seed of the judge's inputs: `--seed`, else $M2T_GRADER_SEED,
+    else `PUBLIC_SEED`.
+
+    Raises:
+        ValueError: $M2T_GRADER_SEED is not a non-negative integer.
+    """
+    seed = config.getoption("--seed")
+    if seed is None:
+        text = os.environ.get(SEED_ENV, "").strip()
+        if not text:
+            return PUBLIC_SEED
+        try:
+            seed = int(text)
+        except ValueError:
+            seed = -1
+        if seed < 0:
+            raise ValueError(
+                f"{SEED_ENV} must be a non-negative integer, got {text!r}"
+            )
+    if seed < 0:
+        raise ValueError(f"--seed must be a non-negative integer, got {seed}")
+    return seed
+
+
 @pytest.fixture
-def rng() -> np.random.Generator:
-    """Seeded NumPy generator for the judge's inputs and weights."""
-    return np.random.default_rng(20261130)
+def rng(request: pytest.FixtureRequest) -> np.random.Generator:
+    """Seeded NumPy generator for the judge's inputs and weights: the
+    public seed unless the grade asks for another (`grader_seed`)."""
+    return np.random.default_rng(grader_seed(request.config))
 
 
 def status_of(excinfo: pytest.ExceptionInfo | None) -> tuple[str, str]:

@@ -16,6 +16,7 @@ import pytest
 
 from graders.lib.contract import expect_layer_contract
 from graders.lib.contract import expect_value_errors
+from graders.lib.fixtures import reference
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
@@ -75,16 +76,19 @@ MISTAKES = (
 
 
 # --------------------------------------------------- float64 references
+@reference
 def ref_relu(x, mistake=None):
     x = np.asarray(x, np.float64)
     return x.max(axis=0) if mistake is RELU_REDUCES else np.maximum(x, 0.0)
 
 
+@reference
 def ref_linear(x, kernel, bias, mistake=None):
     out = np.asarray(x, np.float64) @ kernel
     return out if mistake is LINEAR_NO_BIAS else out + bias
 
 
+@reference
 def ref_mlp(x, weights, mistake=None):
     w1, b1, w2, b2 = weights
     X = np.asarray(x, np.float64).reshape(len(x), -1)  # (B, D)
@@ -95,6 +99,7 @@ def ref_mlp(x, weights, mistake=None):
     return np.maximum(logits, 0.0) if mistake is RELU_ON_OUTPUT else logits
 
 
+@reference
 def ref_cross_entropy(logits, labels, mistake=None):
     """(B,) losses in float64; NAIVE_CE in float32 as a student's would be."""
     z = np.asarray(logits, np.float64)
@@ -111,6 +116,7 @@ def ref_cross_entropy(logits, labels, mistake=None):
     return -log_probs[rows, labels]
 
 
+@reference
 def ref_cross_entropy_grad(logits, labels):
     """d(sum of losses)/d(logits) = softmax(logits) - one_hot(labels)."""
     z = np.asarray(logits, np.float64)

@@ -41,6 +41,7 @@ from graders.lib.cnn_references import simulate
 from graders.lib.contract import expect_layer_contract
 from graders.lib.contract import expect_value_errors
 from graders.lib.data import toy_images
+from graders.lib.fixtures import reference
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect_close
 from graders.lib.judge import expect_count
@@ -129,6 +130,7 @@ RESIDUAL_MISTAKES = (NO_SHORTCUT, RELU_BEFORE_ADD, SHORTCUT_SKIPS_1X1)
 
 
 # --------------------------------------------------- float64 references
+@reference
 def ref_inception(x, w, mistake=None):
     """w: {"p1_1": [kernel, bias], ...} as the layer's sublayers."""
     p1 = relu(conv2d(x, *w["p1_1"]))
@@ -140,6 +142,7 @@ def ref_inception(x, w, mistake=None):
     return np.concatenate(paths, axis=1 if mistake is INCEPTION_AXIS else -1)
 
 
+@reference
 def ref_residual(x, w, strides, training, mistake=None):
     """w: {"conv1": [kernel, bias], "bn1": [gamma, beta, mean, var], ...}."""
     Y = conv2d(x, *w["conv1"], strides, "same")

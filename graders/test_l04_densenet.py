@@ -39,6 +39,7 @@ from graders.lib.cnn_references import simulate
 from graders.lib.contract import expect_layer_contract
 from graders.lib.contract import expect_value_errors
 from graders.lib.data import toy_images
+from graders.lib.fixtures import reference
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect_close
 from graders.lib.judge import expect_count
@@ -102,6 +103,7 @@ MISTAKES = (POST_ACTIVATION, ADDS, CONCAT_AXIS, NO_POOL, KEEPS_CHANNELS)
 
 
 # --------------------------------------------------- float64 references
+@reference
 def ref_conv_block(x, w, training, mistake=None):
     """w: {"bn": [gamma, beta, mean, var], "conv": [kernel, bias]}."""
     if mistake is POST_ACTIVATION:
@@ -111,6 +113,7 @@ def ref_conv_block(x, w, training, mistake=None):
     return conv2d(y, *w["conv"], 1, "same")
 
 
+@reference
 def ref_dense_block(x, ws, training, mistake=None):
     """ws: one ConvBlock weight dict per block."""
     X = np.asarray(x, np.float64)
@@ -123,6 +126,7 @@ def ref_dense_block(x, ws, training, mistake=None):
     return X
 
 
+@reference
 def ref_transition(x, w, training, mistake=None):
     y = relu(batch_norm(x, *w["bn"], training=training))
     y = conv2d(y, *w["conv"])

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from graders.lib.contract import expect_value_errors
+from graders.lib.fixtures import reference
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
@@ -50,6 +51,7 @@ MISTAKES = (LABEL_IN_FEATURES, NO_RELU, RELU_ON_OUTPUT, TRUE_VALUES_FED_BACK)
 
 
 # --------------------------------------------------- float64 references
+@reference
 def ref_lagged_features(x, tau, mistake=None):
     """(features (T-tau, tau), labels (T-tau,)) in float64."""
     x = np.asarray(x, dtype=np.float64)
@@ -61,6 +63,7 @@ def ref_lagged_features(x, tau, mistake=None):
     return features, x[tau:]
 
 
+@reference
 def ref_mlp(features, weights, mistake=None):
     """(N, 1): Dense(relu) then Dense, with d2l's layout of `weights`."""
     w1, b1, w2, b2 = (np.asarray(w, np.float64) for w in weights)
@@ -71,12 +74,14 @@ def ref_mlp(features, weights, mistake=None):
     return np.maximum(out, 0.0) if mistake is RELU_ON_OUTPUT else out
 
 
+@reference
 def ref_tanh_model(window, weights):
     """The grader's k-step model: Dense(H, tanh) then Dense(1)."""
     w1, b1, w2, b2 = (np.asarray(w, np.float64) for w in weights)
     return np.tanh(window @ w1 + b1) @ w2 + b2
 
 
+@reference
 def ref_k_step(x, tau, k, weights, mistake=None):
     """(T - tau - k + 1,) k-step-ahead predictions, float64."""
     x = np.asarray(x, dtype=np.float64)

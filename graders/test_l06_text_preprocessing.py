@@ -14,6 +14,7 @@ import pytest
 
 from graders.lib.contract import expect_value_errors
 from graders.lib.conventions import book_vs_course
+from graders.lib.fixtures import reference
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.probes import value_errors
@@ -86,6 +87,7 @@ VOCAB_MISTAKES = (
 
 
 # ------------------------------------------------------------- references
+@reference
 def ref_tokenize(lines, token, mistake=None):
     if token == "word":
         if mistake is SPLIT_ON_SPACE:
@@ -102,6 +104,7 @@ def _flat(tokens):
     return list(tokens)
 
 
+@reference
 def ref_token_freqs(tokens, mistake=None):
     counts = collections.Counter(_flat(tokens))
     pairs = list(counts.items())  # first-seen order
@@ -112,6 +115,7 @@ def ref_token_freqs(tokens, mistake=None):
     return sorted(pairs, key=lambda p: -p[1])
 
 
+@reference
 def ref_idx_to_token(tokens, min_freq=0, reserved=(), mistake=None):
     head = [*reserved, UNK] if mistake is UNK_NOT_AT_ZERO else [UNK, *reserved]
     out = list(head)
@@ -126,6 +130,7 @@ def ref_idx_to_token(tokens, min_freq=0, reserved=(), mistake=None):
     return out
 
 
+@reference
 def ref_lookup(tokens, queries, min_freq=0, reserved=(), mistake=None):
     """Indices of `queries` (unknown -> 0) in the reference vocabulary."""
     index = {

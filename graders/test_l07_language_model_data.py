@@ -11,6 +11,7 @@ import pytest
 
 from graders.lib.contract import expect_value_errors
 from graders.lib.conventions import book_vs_course
+from graders.lib.fixtures import reference
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
@@ -75,12 +76,14 @@ MISTAKES = (
 
 
 # -------------------------------------------------------------- references
-def _corpus(N, seed=7):
-    """(corpus, POS): a permutation of 0..N-1 and where each token sits."""
-    corpus = np.random.default_rng(seed).permutation(N)
+def _corpus(N, rng):
+    """(corpus, POS): a permutation of 0..N-1 (drawn from the grade's
+    `rng`) and where each token sits."""
+    corpus = rng.permutation(N)
     return corpus, np.argsort(corpus)
 
 
+@reference
 def ref_sequential(corpus, B, T, offset, mistake=None):
     """(num_batches, B, T) X and Y for a given offset."""
     num_tokens = ((len(corpus) - offset - 1) // B) * B
@@ -97,6 +100,7 @@ def ref_sequential(corpus, B, T, offset, mistake=None):
     return X.astype(np.float64), Y.astype(np.float64)
 
 
+@reference
 def ref_perplexity(losses, mistake=None):
     losses = np.asarray(losses, dtype=np.float64)
     if mistake is PPL_NO_EXP:
@@ -147,6 +151,8 @@ def run_seeds(m, kind, corpus, B, T, seeds):
             [np.asarray(X) for X, _ in fn(corpus, B, T, seed)] for _ in range(2)
         ]
         firsts.append((np.stack(runs[0]), np.stack(runs[1])))
+    # Two generators of one seed: what is judged is that equal generators
+    # give equal minibatches, so the seed is public on purpose.
     generator = [
         np.stack([np.asarray(X) for X, _ in fn(corpus, B, T, rng)])
         for rng in (np.random.default_rng(3), np.random.default_rng(3))
@@ -192,9 +198,9 @@ SIZES = {"d2l_B2_T5_N35": (2, 5, 35), "B3_T4_N40": (3, 4, 40)}
 
 # ------------------------------------------------------------ random checks
 @pytest.mark.parametrize("sizes", list(SIZES), ids=list(SIZES))
-def test_random_minibatch_shapes_and_count(sizes):
+def test_random_minibatch_shapes_and_count(rng, sizes):
     B, T, N = SIZES[sizes]
-    corpus, _ = _corpus(N)
+    corpus, _ = _corpus(N, rng)
     batches = run_iter("random", corpus, B, T, 0)
     expected = (N // T - 1) // B  # num_subseqs is N // T - 1 for any offset
     expect(
@@ -210,9 +216,9 @@ def test_random_minibatch_shapes_and_count(sizes):
 @pytest.mark.points(2)
 @pytest.mark.parametrize("sizes", list(SIZES), ids=list(SIZES))
 @pytest.mark.parametrize("seed", [0, 1, 2], ids=lambda s: f"seed{s}")
-def test_random_covers_each_subsequence_once(sizes, seed):
+def test_random_covers_each_subsequence_once(rng, sizes, seed):
     B, T, N = SIZES[sizes]
-    corpus, pos = _corpus(N)
+    corpus, pos = _corpus(N, rng)
     X, _ = _stack(run_iter("random", corpus, B, T, seed))
     starts = _starts(X, pos)
     offset = int(starts.min())
@@ -235,9 +241,9 @@ def test_random_covers_each_subsequence_once(sizes, seed):
 
 
 @pytest.mark.parametrize("kind", ["random", "sequential"])
-def test_y_is_x_shifted_by_one(kind):
+def test_y_is_x_shifted_by_one(rng, kind):
     B, T, N = 3, 4, 53
-    corpus, pos = _corpus(N)
+    corpus, pos = _corpus(N, rng)
     X, Y = _stack(run_iter(kind, corpus, B, T, 5))
     offset = int(pos[X[0, 0, 0]]) if kind == "sequential" else 0
     expect(
@@ -268,9 +274,9 @@ def test_y_is_x_shifted_by_one(kind):
 
 
 @pytest.mark.parametrize("kind", ["random", "sequential"])
-def test_seed_makes_it_deterministic_and_offsets_vary(kind):
+def test_seed_makes_it_deterministic_and_offsets_vary(rng, kind):
     B, T, N = 3, 4, 53
-    corpus, pos = _corpus(N)
+    corpus, pos = _corpus(N, rng)
     firsts, generator = run_seeds(kind, corpus, B, T, list(range(12)))
     for seed, (one, two) in enumerate(firsts):
         expect(
@@ -309,9 +315,9 @@ def test_seed_makes_it_deterministic_and_offsets_vary(kind):
     ["d2l_B2_T5_N35", "B3_T4_N53"],
     ids=["d2l_B2_T5_N35", "B3_T4_N53"],
 )
-def test_sequential_shapes_and_count(sizes):
+def test_sequential_shapes_and_count(rng, sizes):
     B, T, N = {"d2l_B2_T5_N35": (2, 5, 35), "B3_T4_N53": (3, 4, 53)}[sizes]
-    corpus, pos = _corpus(N)
+    corpus, pos = _corpus(N, rng)
     batches = run_iter("sequential", corpus, B, T, 1)
     expect(len(batches) > 0, "seq_data_iter_sequential yielded nothing.")
     offset = int(pos[np.asarray(batches[0][0])[0, 0]])
@@ -328,9 +334,9 @@ def test_sequential_shapes_and_count(sizes):
 
 @pytest.mark.points(2)
 @pytest.mark.parametrize("seed", [0, 1, 2], ids=lambda s: f"seed{s}")
-def test_sequential_matches_reference(seed):
+def test_sequential_matches_reference(rng, seed):
     B, T, N = 3, 4, 53
-    corpus, pos = _corpus(N)
+    corpus, pos = _corpus(N, rng)
     X, Y = _stack(run_iter("sequential", corpus, B, T, seed))
     offset = int(pos[X[0, 0, 0]])
     expect(
@@ -371,11 +377,11 @@ def test_sequential_matches_reference(seed):
 
 
 @pytest.mark.points(2)
-def test_sequential_minibatches_continue_each_other():
+def test_sequential_minibatches_continue_each_other(rng):
     """Row b of minibatch i + 1 starts right after row b of minibatch i:
     what lets a model carry its hidden state across minibatches."""
     B, T, N = 3, 4, 77
-    corpus, pos = _corpus(N)
+    corpus, pos = _corpus(N, rng)
     X, _ = _stack(run_iter("sequential", corpus, B, T, 4))
     offset = int(pos[X[0, 0, 0]])
     places = pos[X]  # (n, B, T)
@@ -398,8 +404,8 @@ def test_sequential_minibatches_continue_each_other():
     )
 
 
-def test_bad_arguments_raise_value_error():
-    corpus, _ = _corpus(30)
+def test_bad_arguments_raise_value_error(rng):
+    corpus, _ = _corpus(30, rng)
     for where, errors in run_errors(corpus).items():
         expect_value_errors(errors, where=where)
 

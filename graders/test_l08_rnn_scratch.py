@@ -13,6 +13,7 @@ import pytest
 from graders.lib.contract import expect_layer_contract
 from graders.lib.contract import expect_value_errors
 from graders.lib.data import text_batches
+from graders.lib.fixtures import reference
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
@@ -81,11 +82,13 @@ RNN_MISTAKES = (NO_TANH, NOT_FED_BACK)
 
 
 # --------------------------------------------------- float64 references
+@reference
 def ref_one_hot(X, V, mistake=None):
     out = np.eye(V)[np.asarray(X, dtype=int)]  # (B, T, V)
     return np.swapaxes(out, 0, 1) if mistake is ONE_HOT_TIME_MAJOR else out
 
 
+@reference
 def ref_rnn(X, h0, weights, mistake=None):
     """(logits (B, T, V), state (B, U)) in float64."""
     W_xh, W_hh, b_h, W_hq, b_q = (np.asarray(w, np.float64) for w in weights)
@@ -100,6 +103,7 @@ def ref_rnn(X, h0, weights, mistake=None):
     return np.stack(outputs, axis=1), H
 
 
+@reference
 def ref_grad_clipping(grads, theta, mistake=None):
     grads = [np.asarray(g, np.float64) for g in grads]
     if mistake is CLIP_PER_TENSOR:
@@ -113,6 +117,7 @@ def ref_grad_clipping(grads, theta, mistake=None):
     return [g * scale for g in grads]
 
 
+@reference
 def ref_predict(prefix, num_preds, weights, mistake=None):
     """Greedy generation with the float64 RNN; the token indices."""
     index = {tok: i for i, tok in enumerate(VOCAB)}
@@ -120,21 +125,36 @@ def ref_predict(prefix, num_preds, weights, mistake=None):
     state = np.zeros((1, U))
     outputs = [ids[0]]
     for idx in ids[1:]:
-        _, new = ref_rnn([[outputs[-1]]], state, weights)
+        _, new = _scripted_rnn([[outputs[-1]]], state, weights)
         if mistake is not NO_WARMUP:
             state = new
         outputs.append(idx)
     for _ in range(num_preds):
-        logits, new = ref_rnn([[outputs[-1]]], state, weights)
+        logits, new = _scripted_rnn([[outputs[-1]]], state, weights)
         if mistake is not PREDICT_STATE_NOT_CARRIED:
             state = new
         outputs.append(int(np.argmax(logits[0, -1])))
     return np.array(outputs, dtype=np.float64)
 
 
+def _scripted_rnn(X, h0, weights):
+    """The model `predict` is given, one step per token: (logits (B, T, V),
+    state (B, U)) in float64. It runs in the worker, so it is not the
+    lesson's RNN (sin where RNNScratch has tanh): the graders hand out no
+    RNNScratch."""
+    W_xh, W_hh, b_h, W_hq, b_q = (np.asarray(w, np.float64) for w in weights)
+    onehot = np.eye(W_xh.shape[0])[np.asarray(X, dtype=int)]
+    H = np.asarray(h0, np.float64)
+    outputs = []
+    for t in range(onehot.shape[1]):
+        H = np.sin(onehot[:, t] @ W_xh + H @ W_hh + b_h)
+        outputs.append(H @ W_hq + b_q)
+    return np.stack(outputs, axis=1), H
+
+
 class _GraderRNN:
-    """The grader's own float64 RNN with `predict`'s interface, so the
-    predict checks do not depend on the student's RNNScratch."""
+    """A scripted float64 model with `predict`'s interface (`_scripted_rnn`),
+    so the predict checks do not depend on the student's RNNScratch."""
 
     def __init__(self, weights):
         self.weights = [np.asarray(w, np.float64) for w in weights]
@@ -145,7 +165,7 @@ class _GraderRNN:
     def __call__(self, inputs, state):
         import keras
 
-        logits, new = ref_rnn(
+        logits, new = _scripted_rnn(
             np.asarray(inputs).astype(int), np.asarray(state), self.weights
         )
         return keras.ops.convert_to_tensor(logits), keras.ops.convert_to_tensor(

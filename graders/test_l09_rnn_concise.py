@@ -13,6 +13,7 @@ import pytest
 from graders.lib.contract import expect_layer_contract
 from graders.lib.contract import expect_value_errors
 from graders.lib.data import text_batches
+from graders.lib.fixtures import reference
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
@@ -47,6 +48,7 @@ MISTAKES = (INITIAL_STATE_IGNORED, NOT_PROJECTED, SOFTMAX_IN_MODEL)
 
 
 # --------------------------------------------------- float64 references
+@reference
 def ref_model(X, h0, weights, embedding=None, mistake=None):
     """(logits (B, T, V), state (B, U)) in float64."""
     K, R, b, W, c = (np.asarray(w, np.float64) for w in weights)

@@ -15,6 +15,7 @@ import pytest
 
 from graders.lib.contract import expect_bad_values_named
 from graders.lib.contract import expect_layer_contract
+from graders.lib.fixtures import reference
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
@@ -53,6 +54,7 @@ MISTAKES = (UPDATE_INVERTED, RESET_AFTER, GATES_SWAPPED)
 # --------------------------------------------------- float64 references
 
 
+@reference
 def ref_gru_step(x, h, kernel, recurrent, bias, mistake=None):
     """One step in float64: x (B, D), h (B, U) -> (B, U)."""
     x, h = np.asarray(x, np.float64), np.asarray(h, np.float64)
@@ -72,6 +74,7 @@ def ref_gru_step(x, h, kernel, recurrent, bias, mistake=None):
     return z * h + (1.0 - z) * h_cand
 
 
+@reference
 def ref_gru(x, h0, weights, mistake=None):
     """A whole sequence: x (B, T, D), h0 (B, U) -> ((B, T, U), (B, U))."""
     h = np.asarray(h0, np.float64)
@@ -85,6 +88,7 @@ def ref_gru(x, h0, weights, mistake=None):
 _diagnoses = partial(mistake_outputs, mistakes=MISTAKES)
 
 
+@reference
 def keras_gru(x, h0, weights):
     """The judge's own run of keras.layers.GRU(reset_after=False)."""
     import keras

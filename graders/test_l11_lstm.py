@@ -16,6 +16,7 @@ import pytest
 from graders.lib.contract import expect_bad_values_named
 from graders.lib.contract import expect_layer_contract
 from graders.lib.conventions import book_vs_course
+from graders.lib.fixtures import reference
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
@@ -74,6 +75,7 @@ MISTAKES = (
 # --------------------------------------------------- float64 references
 
 
+@reference
 def ref_lstm_step(x, h, c, kernel, recurrent, bias, mistake=None):
     """One step in float64: x (B, D), h and c (B, U) -> (h_new, c_new)."""
     x, h, c = (np.asarray(a, np.float64) for a in (x, h, c))
@@ -95,6 +97,7 @@ def ref_lstm_step(x, h, c, kernel, recurrent, bias, mistake=None):
     return h_new, c_new
 
 
+@reference
 def ref_lstm(x, h0, c0, weights, mistake=None):
     """A sequence: x (B, T, D) -> (outputs (B, T, U), h (B, U), c (B, U))."""
     h, c = h0, c0
@@ -108,6 +111,7 @@ def ref_lstm(x, h0, c0, weights, mistake=None):
 _diagnoses = partial(mistake_outputs, mistakes=MISTAKES)
 
 
+@reference
 def keras_lstm(x, h0, c0, weights):
     """The judge's own run of keras.layers.LSTM with the same weights."""
     import keras

@@ -14,6 +14,7 @@ import pytest
 
 from graders.lib.contract import expect_value_errors
 from graders.lib.conventions import book_vs_course
+from graders.lib.fixtures import reference
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
@@ -68,6 +69,7 @@ MISTAKES = (
 
 
 # --------------------------------------------------------- references
+@reference
 def ref_preprocess(text, mistake=None):
     text = text.replace("\u202f", " ").replace("\xa0", " ").lower()
     out = []
@@ -77,6 +79,7 @@ def ref_preprocess(text, mistake=None):
     return "".join(out)
 
 
+@reference
 def ref_tokenize(text, num_examples=None, mistake=None):
     limit = num_examples
     if limit is not None and mistake is EXAMPLES_OFF_BY_ONE:
@@ -86,6 +89,7 @@ def ref_tokenize(text, num_examples=None, mistake=None):
     return [p[0].split(" ") for p in pairs], [p[1].split(" ") for p in pairs]
 
 
+@reference
 def ref_truncate_pad(line, num_steps, pad, mistake=None):
     line = list(line)
     if len(line) > num_steps:
@@ -95,6 +99,7 @@ def ref_truncate_pad(line, num_steps, pad, mistake=None):
     return padding + line if mistake is PADS_ON_LEFT else line + padding
 
 
+@reference
 def ref_build_array(lines, vocab, num_steps, mistake=None):
     rows = []
     for line in lines:

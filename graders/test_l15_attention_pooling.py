@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from graders.lib.contract import expect_layer_contract
+from graders.lib.fixtures import reference
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
@@ -69,6 +70,7 @@ POOL_MISTAKES = (KERNEL_WRONG_SIGN, WIDTH_OUTSIDE_SQUARE, SOFTMAX_OVER_QUERIES)
 # --------------------------------------------------- float64 references
 
 
+@reference
 def ref_pool(queries, keys, values, width=1.0, mistake=None):
     """(predictions (T,), weights (T, S)) in float64."""
     q = np.asarray(queries, np.float64)
@@ -85,6 +87,7 @@ def ref_pool(queries, keys, values, width=1.0, mistake=None):
     return (weights * values).sum(-1), weights
 
 
+@reference
 def ref_leave_one_out(x, y, mistake=None):
     n = len(x)
     if mistake is LOO_INCLUDES_SELF:
@@ -95,17 +98,20 @@ def ref_leave_one_out(x, y, mistake=None):
     ].reshape(n, n - 1)
 
 
+@reference
 def ref_predict(x_train, y_train, x_test, width=1.0, mistake=None):
     queries = x_train if mistake is QUERIES_ARE_TRAINING_INPUTS else x_test
     return ref_pool(queries, x_train, y_train, width, mistake)
 
 
+@reference
 def ref_loo_loss(x, y, width, mistake=None):
     keys, values = ref_leave_one_out(x, y, mistake)
     predictions, _ = ref_pool(x, keys, values, width, mistake)
     return float(((predictions - np.asarray(y, np.float64)) ** 2).sum())
 
 
+@reference
 def ref_fit(x, y, epochs=5, learning_rate=0.5, width=2.0, mistake=None):
     """(width, losses) of full-batch gradient descent, in float64."""
     losses = []

@@ -18,6 +18,7 @@ from graders.lib import properties
 from graders.lib.contract import expect_dropout_only_in_training
 from graders.lib.contract import expect_layer_contract
 from graders.lib.contract import expect_value_errors
+from graders.lib.fixtures import reference
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
@@ -98,6 +99,7 @@ SOFTMAX_MISTAKES = (
 # --------------------------------------------------- float64 references
 
 
+@reference
 def ref_masked_softmax(X, valid_lens, mistake=None):
     """(B, T, S) weights in float64, optionally with a known mistake."""
     X = np.asarray(X, dtype=np.float64)
@@ -122,6 +124,7 @@ def ref_masked_softmax(X, valid_lens, mistake=None):
     return weights if mistake is UNIFORM_EMPTY_ROWS else weights * keep
 
 
+@reference
 def ref_dot_product(q, k, v, valid_lens, mistake=None):
     d = q.shape[-1]
     scale = {NO_SCALE: 1.0, SCALE_BY_D: float(d)}.get(mistake, np.sqrt(d))
@@ -130,6 +133,7 @@ def ref_dot_product(q, k, v, valid_lens, mistake=None):
     return weights @ v, weights
 
 
+@reference
 def ref_additive(q, k, v, valid_lens, w_q, w_k, w_v, mistake=None):
     feats = (q @ w_q)[:, :, None, :] + (k @ w_k)[:, None, :, :]
     if mistake is not NO_TANH:

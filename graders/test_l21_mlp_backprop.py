@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from graders.lib.contract import expect_value_errors
+from graders.lib.fixtures import reference
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect_close
 from graders.lib.judge import mistake_outputs
@@ -86,6 +87,7 @@ CE_MISTAKES = (CE_NOT_DIVIDED, CE_SIGN)
 
 
 # --------------------------------------------- float64 references (NumPy)
+@reference
 def ref_linear(X, W, b, dO, mistake=None):
     """(O, dX, dW, db), written with einsum (the indices say the shapes)."""
     X, W, b, dO = (np.asarray(a, np.float64) for a in (X, W, b, dO))
@@ -98,6 +100,7 @@ def ref_linear(X, W, b, dO, mistake=None):
     return out, dX, dW, db
 
 
+@reference
 def ref_relu(A, dH, mistake=None):
     """(H, dA); the derivative of relu as a 0/1 table of A's entries."""
     A, dH = np.asarray(A, np.float64), np.asarray(dH, np.float64)
@@ -109,6 +112,7 @@ def ref_relu(A, dH, mistake=None):
     return np.where(A > 0, A, 0.0), slope * dH
 
 
+@reference
 def ref_cross_entropy(logits, labels, mistake=None):
     """(mean loss, dlogits) from the float64 softmax of graders.lib."""
     z = np.asarray(logits, np.float64)
@@ -123,6 +127,7 @@ def ref_cross_entropy(logits, labels, mistake=None):
     return loss, grad if mistake is CE_NOT_DIVIDED else grad / n
 
 
+@reference
 def ref_mlp(X, y, params, mistake=None):
     """(loss, grads) of the MLP from the references above; `mistake` is
     passed on to the piece it belongs to."""
@@ -138,20 +143,24 @@ def ref_mlp(X, y, params, mistake=None):
 
 
 # ------------------------------------ float64 references (tf.GradientTape)
+@reference
 def tape_linear(X, W, b, dO):
     return tape_gradients(lambda x, w, c: x @ w + c, (X, W, b), dO)
 
 
+@reference
 def tape_relu(A, dH):
     import tensorflow as tf
 
     return tape_gradients(tf.nn.relu, (A,), dH)[0]
 
 
+@reference
 def tape_cross_entropy(logits, labels):
     return tape_gradients(lambda z: mean_cross_entropy(z, labels), (logits,))[0]
 
 
+@reference
 def tape_mlp(X, y, params):
     import tensorflow as tf
 

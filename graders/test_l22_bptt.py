@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from graders.lib.contract import expect_value_errors
+from graders.lib.fixtures import reference
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect_close
 from graders.lib.judge import mistake_outputs
@@ -106,6 +107,7 @@ TRUNCATION_MISTAKES = (
 
 
 # --------------------------------------------- float64 references (NumPy)
+@reference
 def ref_states(X, H0, params):
     """[H_0, H_1, ..., H_T], each (B, U), and the logits (B, T, Q)."""
     X = np.asarray(X, np.float64)
@@ -141,12 +143,14 @@ def _shares(X, states, params, dO, tau, mistake=None):
     return out
 
 
+@reference
 def ref_clip(grads, theta):
     total = np.sqrt(sum(float((g * g).sum()) for g in grads.values()))
     factor = 1.0 if total <= theta else theta / total
     return {k: g * factor for k, g in grads.items()}
 
 
+@reference
 def ref_backward(X, H0, params, dO, tau=None, theta=None, mistake=None):
     """The five gradients, given dL/dlogits `dO` (B, T, Q)."""
     X, dO = np.asarray(X, np.float64), np.asarray(dO, np.float64)
@@ -168,6 +172,7 @@ def ref_backward(X, H0, params, dO, tau=None, theta=None, mistake=None):
     return grads if theta is None else ref_clip(grads, theta)
 
 
+@reference
 def ref_cross_entropy(logits, Y, mistake=None):
     """(mean loss over the B T tokens, dlogits)."""
     z = np.asarray(logits, np.float64)
@@ -179,6 +184,7 @@ def ref_cross_entropy(logits, Y, mistake=None):
 
 
 # ------------------------------------ float64 references (tf.GradientTape)
+@reference
 def tape_backward(X, H0, params, dO, tau=None):
     """The tape's gradients of sum(logits * dO); with tau, each loss term's
     chain starts from the constant state tau steps back (a stop-gradient),
@@ -203,6 +209,7 @@ def tape_backward(X, H0, params, dO, tau=None):
     return dict(zip(KEYS, grads, strict=True))
 
 
+@reference
 def tape_cross_entropy(logits, Y):
     """(TensorFlow's mean loss, the tape's dlogits)."""
 

@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 import m2t_data
+from graders.lib.fixtures import reference
 from graders.lib.judge import CheckFailed
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect_close
@@ -155,6 +156,7 @@ def _rnn_weights(rng, V, U, sigma):
     ]
 
 
+@reference
 def ref_rnn(weights, X, H):
     """Lesson 08's RNN in float64 NumPy: X (B, T) ids, H (B, U) -> logits
     (B, T, V) and H_T."""
@@ -166,11 +168,13 @@ def ref_rnn(weights, X, H):
     return np.stack(outputs, 1), H
 
 
+@reference
 def ref_log_softmax(logits):
     z = logits - logits.max(-1, keepdims=True)
     return z - np.log(np.exp(z).sum(-1, keepdims=True))
 
 
+@reference
 def ref_step(weights, X, Y, H, lr, theta):
     """The loss, the gradient's global norm and the weights after one SGD
     step: right (clipped) and unclipped."""

@@ -508,3 +508,137 @@ def test_a_missing_layer_is_refused_and_reported(tmp_path):
     assert (
         "sandbox WEAKER: no seccomp: left out by M2T_SANDBOX_WITHOUT" in output
     )
+
+
+def _skeleton(lesson: str) -> str:
+    """The untouched skeleton of `lesson`, as `m2t make-lessons` writes it."""
+    from m2t.authoring import make_lessons
+
+    return make_lessons.expected(ROOT / "solutions")[f"{lesson}.py"]
+
+
+def _score(report: Path) -> float:
+    return json.loads(report.read_text())["score"]
+
+
+def test_the_graders_hand_out_no_reference(tmp_path):
+    """A submission whose lessons compute nothing: each function calls every
+    public function of the graders the worker can import with the check's
+    inputs and returns the first answer of the right shape. It scores no
+    more than the untouched skeleton."""
+    scores = {}
+    for name, text in {
+        "skeleton": _skeleton("l16_attention_scoring"),
+        "oracle": _skeleton("l16_attention_scoring")
+        + (ATTACKS / "references.py").read_text(),
+    }.items():
+        sub = tmp_path / name
+        sub.mkdir()
+        (sub / "l16_attention_scoring.py").write_text(text)
+        report = tmp_path / f"{name}.json"
+        result, _ = grade(
+            "16", "--submission", str(sub), "--report", str(report)
+        )
+        assert result.returncode == 1, result.stdout + result.stderr[-2000:]
+        scores[name] = _score(report)
+        outputs_of = outputs(report)
+    print(scores)
+    assert scores["oracle"] <= scores["skeleton"], scores
+    withheld = [o for o in outputs_of.values() if "withheld" in o]
+    assert not withheld or all("runs in the judge only" in o for o in withheld)
+
+
+RECORDER = """
+import hashlib as _hashlib
+
+import numpy as _np
+
+_solved = masked_softmax
+
+
+def _key(X):
+    try:
+        data = _np.asarray(ops.convert_to_numpy(X), "float32")
+    except Exception:  # noqa: BLE001  (a symbolic tensor has no values)
+        return None
+    return _hashlib.sha256(_np.ascontiguousarray(data).tobytes()).hexdigest()
+"""
+
+RECORD = (
+    RECORDER
+    + """
+
+def masked_softmax(X, valid_lens=None):
+    key = _key(X)
+    if key is not None:
+        with open(SEEN, "a") as f:
+            f.write(key + "\\n")
+    return _solved(X, valid_lens)
+"""
+)
+
+REPLAY = (
+    RECORDER
+    + """
+
+def masked_softmax(X, valid_lens=None):
+    key = _key(X)
+    if key is None or key in KNOWN:  # an input it has an answer for
+        return _solved(X, valid_lens)
+    return ops.zeros_like(ops.convert_to_tensor(X))
+"""
+)
+
+
+def test_a_fresh_seed_per_grade_defeats_recorded_answers(tmp_path):
+    """`m2t grade --submission` judges inputs drawn from a seed of its own
+    (a fresh one per run, written in the report; `--seed` repeats it): a
+    correct submission scores full marks under two seeds, one that answers
+    only the inputs recorded at the public seed loses the checks whose
+    inputs the seed draws."""
+    from graders.conftest import PUBLIC_SEED
+
+    lesson = "l16_attention_scoring"
+    solution = SOLUTION[lesson]
+    seen = tmp_path / "seen.txt"
+    record = tmp_path / "record"
+    record.mkdir()
+    (record / f"{lesson}.py").write_text(
+        solution + f"\nSEEN = {str(seen)!r}\n" + RECORD
+    )
+    recorded, _ = grade("16", "--impl", str(record), "--seed", str(PUBLIC_SEED))
+    assert recorded.returncode == 0, recorded.stdout + recorded.stderr[-2000:]
+    known = set(seen.read_text().split())
+    assert len(known) > 5
+    replay = tmp_path / "replay"
+    replay.mkdir()
+    (replay / f"{lesson}.py").write_text(
+        solution + f"\nKNOWN = {sorted(known)!r}\n" + REPLAY
+    )
+    correct = tmp_path / "correct"
+    correct.mkdir()
+    (correct / f"{lesson}.py").write_text(solution)
+
+    def graded(folder: Path, *seed: str) -> dict:
+        report = tmp_path / f"{folder.name}{'-'.join(seed)}.json"
+        result, _ = grade(
+            "16", "--submission", str(folder), "--report", str(report), *seed
+        )
+        assert report.exists(), result.stdout + result.stderr[-2000:]
+        return json.loads(report.read_text())
+
+    drawn = graded(correct)
+    number = int(re.search(r"judged on seed (\d+)", drawn["output"])[1])
+    assert number != PUBLIC_SEED
+    other = str(number + 1)
+    again = graded(correct, "--seed", other)
+    assert f"judged on seed {other} " in again["output"]
+    for data in (drawn, again):
+        assert data["score"] == data["max_score"] > 0, data["output"]
+    public = graded(replay, "--seed", str(PUBLIC_SEED))
+    assert public["score"] == public["max_score"], public["output"]
+    fresh = graded(replay, "--seed", other)
+    failed = {t["name"] for t in fresh["tests"] if t["status"] == "failed"}
+    print(fresh["score"], "/", fresh["max_score"], sorted(failed))
+    assert "l16 test_masked_softmax_values[valid_lens_B]" in failed
+    assert fresh["score"] <= fresh["max_score"] - 10

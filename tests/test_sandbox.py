@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from m2t import ROOT
-from m2t.grading.sandbox import decode
-from m2t.grading.sandbox import encode
+from m2t.grading.frames import decode
+from m2t.grading.frames import encode
 from m2t.grading.sandbox import stage
 from m2t.grading.staging import refusals
 
@@ -139,7 +139,7 @@ def test_the_log_tail_reads_only_the_end_of_a_huge_log(tmp_path):
     there to stop it) costs the judge one small read."""
     import tracemalloc
 
-    from m2t.grading.sandbox import log_tail
+    from m2t.grading.worker import log_tail
 
     log = tmp_path / "worker.log"
     with open(log, "wb") as f:

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from graders.lib.fixtures import reference
+
 Row = tuple[str, tuple[int, ...]]
 """One row of a layer table: (layer class name, output shape)."""
 
@@ -44,6 +46,7 @@ def _windows(x, k, s, padding, fill):
     return win[:, ::s, ::s][:, :ho, :wo]
 
 
+@reference
 def conv2d(x, kernel, bias=None, strides=1, padding="valid"):
     """Convolution (as Keras computes it: cross-correlation) by im2col.
 
@@ -56,28 +59,33 @@ def conv2d(x, kernel, bias=None, strides=1, padding="valid"):
     return out if bias is None else out + np.asarray(bias, np.float64)
 
 
+@reference
 def max_pool(x, size, strides, padding="valid"):
     """Max pooling; 'same' pads with -inf, so padding never wins."""
     x = np.asarray(x, np.float64)
     return _windows(x, size, strides, padding, -np.inf).max(axis=(-2, -1))
 
 
+@reference
 def avg_pool(x, size, strides):
     """Average pooling, 'valid' padding."""
     x = np.asarray(x, np.float64)
     return _windows(x, size, strides, "valid", 0.0).mean(axis=(-2, -1))
 
 
+@reference
 def global_avg_pool(x):
     """x (B, H, W, C) -> (B, C): the mean over the image."""
     return np.asarray(x, np.float64).mean(axis=(1, 2))
 
 
+@reference
 def relu(x):
     """max(x, 0), elementwise (any shape)."""
     return np.maximum(x, 0.0)
 
 
+@reference
 def dense(x, kernel, bias):
     """x (B, D) @ kernel (D, U) + bias (U,) -> (B, U)."""
     return np.asarray(x, np.float64) @ kernel + bias
@@ -87,6 +95,7 @@ BN_EPSILON = 1e-3
 """Keras's BatchNormalization default epsilon."""
 
 
+@reference
 def batch_norm(x, gamma, beta, mean, var, training=False, eps=BN_EPSILON):
     """Batch norm over the channels (last) axis.
 
@@ -104,16 +113,19 @@ def batch_norm(x, gamma, beta, mean, var, training=False, eps=BN_EPSILON):
 # ---------------------------------------------------- parameter formulas
 
 
+@reference
 def conv_params(k: int, c_in: int, c_out: int) -> int:
     """k*k*c_in*c_out weights + c_out biases."""
     return k * k * c_in * c_out + c_out
 
 
+@reference
 def dense_params(d_in: int, d_out: int) -> int:
     """d_in*d_out weights + d_out biases."""
     return d_in * d_out + d_out
 
 
+@reference
 def bn_params(c: int) -> tuple[int, int]:
     """(trainable gamma, beta; non-trainable moving mean, variance)."""
     return 2 * c, 2 * c
@@ -134,6 +146,7 @@ Spec = Sequence[tuple]
 """
 
 
+@reference
 def simulate(
     spec: Spec, input_shape: tuple[int, ...]
 ) -> tuple[list[Row], int, int]:
@@ -244,6 +257,7 @@ _STEPS = {
 }
 
 
+@reference
 def forward(
     spec: Spec, x: np.ndarray, weights: Sequence[np.ndarray]
 ) -> np.ndarray:
@@ -275,6 +289,7 @@ def forward(
     return out
 
 
+@reference
 def init_weights(
     spec: Spec, input_shape: tuple[int, ...], rng: np.random.Generator
 ) -> list[np.ndarray]:
@@ -292,6 +307,7 @@ def init_weights(
     return made
 
 
+@reference
 def random_weight(
     shape: tuple[int, ...], role: str, rng: np.random.Generator
 ) -> np.ndarray:

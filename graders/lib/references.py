@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from graders.lib.fixtures import reference
 from m2t.questions.experiments import bleu
 
 __all__ = ["bleu", "sigmoid", "softmax"]
 
 
+@reference
 def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     """exp(x) / sum(exp(x)) along `axis` (any shape in, the same shape
     out), computed after subtracting the maximum so it cannot overflow."""
@@ -24,6 +26,7 @@ def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     return e / e.sum(axis=axis, keepdims=True)
 
 
+@reference
 def sigmoid(x: np.ndarray) -> np.ndarray:
     """1 / (1 + exp(-x)), elementwise (any shape)."""
     return 1.0 / (1.0 + np.exp(-np.asarray(x, np.float64)))

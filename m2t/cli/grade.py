@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
+import secrets
 import sys
 import time
 from collections.abc import Callable
@@ -49,12 +51,21 @@ def cmd_grade(args: argparse.Namespace) -> int:
             impl, notes = stack.enter_context(
                 submission.staged(Path(args.submission), lessons)
             )
+            if args.seed is None:  # a seed the student edition never saw
+                args.seed = secrets.randbelow(2**31)
+            notes = [
+                *notes,
+                f"judged on seed {args.seed} (--seed {args.seed} grades "
+                "the same inputs again)",
+            ]
             for note in notes:
                 print(reports.clean(note))
             if args.report:  # partial results survive a global kill
                 on_check = _partial_report(
                     Path(args.report), lessons, start, notes
                 )
+        if args.seed is not None:
+            stack.enter_context(_grader_seed(args.seed))
         with quiet_native_stderr(not args.verbose):
             results = grading.grade(
                 lessons,
@@ -86,12 +97,30 @@ def cmd_grade(args: argparse.Namespace) -> int:
         )
         print(f"\n{score}")
         if args.report:
-            reports.write_gradescope(Path(args.report), results, seconds, notes)
+            reports.write_gradescope(
+                Path(args.report), results, seconds, notes
+            )
         if args.junit:
             reports.write_junit(Path(args.junit), results)
     graded = [r for r in results if r.checks]
     ok = bool(graded) and all(r.status == "passed" for r in graded)
     return 0 if ok else 1
+
+
+@contextlib.contextmanager
+def _grader_seed(seed: int):
+    """The graders' `rng` seeded with `seed` while the grade runs."""
+    if seed < 0:
+        raise ValueError(f"--seed must be a non-negative integer, got {seed}")
+    saved = os.environ.get("M2T_GRADER_SEED")
+    os.environ["M2T_GRADER_SEED"] = str(seed)
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("M2T_GRADER_SEED", None)
+        else:
+            os.environ["M2T_GRADER_SEED"] = saved
 
 
 def _partial_report(
@@ -179,6 +208,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="with --submission: grade even where this machine lacks a "
         "layer of the sandbox (the report names it)",
+    )
+    grade.add_argument(
+        "--seed",
+        type=int,
+        help="seed of the graders' inputs (default: the public seed; with "
+        "--submission a fresh one each run, written in the report)",
     )
     grade.add_argument(
         "--lang-of-submission",

@@ -1,0 +1,184 @@
+"""The judge's references stay with the judge: `@reference` marks them,
+`m2t.grading.strip` withholds them from every copy a student's code can
+read (the grading worker's)."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from m2t import ROOT
+from m2t.grading import strip
+
+GRADERS = sorted((ROOT / "graders").glob("test_l*.py"))
+JUDGE_SIDE = ("ref_", "tape_", "keras_")
+"""Top-level functions of a grader named so compute what a check expects:
+each must be marked `@reference`."""
+
+
+def _marked(node: ast.FunctionDef) -> bool:
+    return any(
+        ast.unparse(d) in ("reference", "fixtures.reference")
+        for d in node.decorator_list
+    )
+
+
+def _functions(path: Path) -> list[ast.FunctionDef]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+
+
+@pytest.mark.parametrize("path", GRADERS, ids=lambda p: p.stem)
+def test_every_judge_side_function_is_marked(path):
+    unmarked = [
+        f"{path.name}:{n.lineno} {n.name}"
+        for n in _functions(path)
+        if n.name.startswith(JUDGE_SIDE) and not _marked(n)
+    ]
+    assert unmarked == [], "mark these @reference: " + ", ".join(unmarked)
+
+
+SAMPLE = textwrap.dedent(
+    '''
+    import numpy as np
+
+    from graders.lib.fixtures import reference
+
+    LIMIT = 3  # kept
+
+
+    @reference
+    def ref_double(x, mistake=None):
+        """Twice x, in float64."""
+        y = np.asarray(x, np.float64)
+        return 2 * y
+
+
+    def _inputs(rng):
+        return rng.standard_normal(3)
+
+
+    class Holder:
+        @reference
+        def ref_method(self):
+            return 1
+    '''
+)
+
+
+def test_strip_keeps_signatures_docstrings_and_the_rest():
+    out = strip.strip_source(SAMPLE)
+    tree = ast.parse(out)
+    (ref,) = [n for n in tree.body if getattr(n, "name", "") == "ref_double"]
+    assert ast.get_docstring(ref) == "Twice x, in float64."
+    assert [type(s).__name__ for s in ref.body] == ["Expr", "Raise"]
+    assert "ref_double is withheld" in out and "2 * y" not in out
+    assert "return 1" not in out and "ref_method is withheld" in out
+    assert "LIMIT = 3  # kept" in out
+    assert "return rng.standard_normal(3)" in out  # unmarked: untouched
+    # a reference module: every top-level function goes, classes stay
+    whole = strip.strip_source(SAMPLE, whole=True)
+    assert "return rng.standard_normal(3)" not in whole
+    assert "class Holder" in whole
+
+
+def test_strip_refuses_what_it_cannot_cut():
+    with pytest.raises(ValueError, match="one-line body"):
+        strip.strip_source("@reference\ndef ref_f(x): return x\n", where="f")
+    with pytest.raises(ValueError, match="does not parse"):
+        strip.strip_source("def (:\n")
+
+
+def _bodies(path: Path, whole: bool) -> dict[str, str]:
+    """name -> dump of the body (docstring left out) of each function the
+    strip withholds in `path` (in a reference module, every top-level
+    function but those it calls while loading)."""
+    found = {}
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    at_load = {
+        n.func.id
+        for stmt in tree.body
+        if not isinstance(stmt, (ast.FunctionDef, ast.ClassDef))
+        for n in ast.walk(stmt)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+    }
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and (
+            _marked(node)
+            or (whole and node.col_offset == 0 and node.name not in at_load)
+        ):
+            body = node.body
+            if ast.get_docstring(node) is not None:
+                body = body[1:]
+            found[node.name] = "\n".join(ast.dump(s) for s in body)
+    return found
+
+
+def test_the_workers_copy_holds_no_reference(tmp_path):
+    """Every marked function and every function of a reference module is
+    a stub in the worker's copy, and the copy imports: each grader loads
+    and its references raise."""
+    from m2t.grading import sandbox
+
+    code = sandbox.copy_trusted(tmp_path / "code")
+    checked = 0
+    for path in sorted(code.rglob("*.py")):
+        rel = path.relative_to(code).as_posix()
+        original = ROOT / rel
+        whole = rel in strip.REFERENCE_MODULES
+        kept = _bodies(original, whole)
+        stubs = _bodies(path, whole)
+        assert set(stubs) == set(kept), rel
+        for name, body in stubs.items():
+            assert body.startswith("Raise("), f"{rel} {name}"
+            checked += 1
+    assert checked > 100
+    for rel in strip.REFERENCE_MODULES:
+        assert (code / rel).exists(), rel
+    script = textwrap.dedent(
+        """
+        import importlib, inspect, sys
+        sys.path.insert(0, sys.argv[1])
+        from graders.lib import references
+        from graders.lib.fixtures import is_reference
+        names = [p.split("/")[-1][:-3] for p in sys.argv[2:]]
+        withheld = 0
+        for name in names:
+            module = importlib.import_module("graders." + name)
+            assert module.__file__.startswith(sys.argv[1]), module.__file__
+            for key, fn in vars(module).items():
+                if callable(fn) and is_reference(fn):
+                    params = inspect.signature(fn).parameters.values()
+                    args = [None for p in params if p.default is p.empty
+                            and p.kind is p.POSITIONAL_OR_KEYWORD]
+                    try:
+                        fn(*args)
+                    except RuntimeError as e:
+                        assert "withheld" in str(e), (key, e)
+                        withheld += 1
+                    else:
+                        raise AssertionError(f"{name}.{key} answered")
+        try:
+            references.softmax([1.0])
+        except RuntimeError as e:
+            assert "runs in the judge only" in str(e)
+        else:
+            raise AssertionError("softmax answered")
+        assert withheld > 80, withheld
+        print("withheld", withheld)
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script, str(code), *map(str, GRADERS)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"TF_CPP_MIN_LOG_LEVEL": "3", "PATH": "/usr/bin:/bin"},
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "withheld" in result.stdout
