@@ -272,7 +272,7 @@ def expect_close(
             size=ok.size,
         ),
         _largest_error(got, expected, tol),
-        *(f"  Property: {line}" for line in failed(got, properties)),
+        *(say("judge.property", line=x) for x in failed(got, properties)),
     ]
     fail(_with_hint(lines, hint), diagnose(got, diagnoses, tol, expected))
 

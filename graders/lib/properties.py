@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from graders.lib.messages import say
+
 Property = Callable[[np.ndarray], "str | None"]
 """The student's output -> None (holds) or one line saying what failed."""
 
@@ -59,11 +61,13 @@ def masked_keys(valid_lens: Any) -> Property:
             return None
         where = _index(np.argmax(leak), leak.shape)
         count = int((leak > 0).sum())
-        return (
-            f"masked keys carry weight: {count} weights at key positions >= "
-            f"valid_len are nonzero, in all {leak.sum():.3g}, the largest "
-            f"{leak[where]:.3g} at index {where} (key {where[-1]}); mask "
-            "every key from valid_len on, for each query row."
+        return say(
+            "properties.masked_keys",
+            count=count,
+            total=f"{leak.sum():.3g}",
+            largest=f"{leak[where]:.3g}",
+            index=where,
+            key=where[-1],
         )
 
     return check
@@ -88,11 +92,13 @@ def rows_sum_to_one(
         if not (off > tol).any():
             return None
         where = _index(np.argmax(off), off.shape)
-        return (
-            f"rows of weights do not sum to 1: {int((off > tol).sum())} of "
-            f"{off.size} rows are off, row {where} sums to {sums[where]:.6g} "
-            f"(expected {target[where]:g}); normalise over the last axis "
-            "(the keys), after masking."
+        return say(
+            "properties.rows_sum_to_one",
+            off=int((off > tol).sum()),
+            size=off.size,
+            row=where,
+            sum=f"{sums[where]:.6g}",
+            expected=f"{target[where]:g}",
         )
 
     return check
@@ -115,61 +121,66 @@ def causal(shifted: Any, changed_from: int, axis: int = 1) -> Property:
         if not (diff > 1e-5).any():
             return None
         where = _index(np.argmax(diff), diff.shape)
-        return (
-            f"the output depends on future positions: changing only the "
-            f"inputs at positions >= {changed_from} changed the output at "
-            f"position {where[axis]} (by {diff[where]:.3g}, index {where}); "
-            "a query may attend to keys up to its own position only (causal "
-            "mask)."
+        return say(
+            "properties.causal",
+            changed_from=changed_from,
+            position=where[axis],
+            diff=f"{diff[where]:.3g}",
+            index=where,
         )
 
     return check
 
 
-def same_twice(second: Any, what: str = "inference") -> Property:
-    """Two calls on the same input in `what` mode (training=False) must
-    agree: `second` is the output of the second call."""
+def same_twice(second: Any, what: str | None = None) -> Property:
+    """Two calls on the same input in `what` mode (training=False; None:
+    "inference" in the run's language) must agree: `second` is the output
+    of the second call."""
 
     def check(got: np.ndarray) -> str | None:
+        mode = what or say("properties.inference")
         a = np.asarray(got, dtype=np.float64)
         b = np.asarray(second, dtype=np.float64)
         if a.shape != b.shape:
-            return (
-                f"{what} differs from itself: two calls on one input gave "
-                f"shapes {a.shape} and {b.shape}."
+            return say(
+                "properties.twice_shapes", what=mode, a=a.shape, b=b.shape
             )
         diff = np.abs(a - b)
         if not (diff > 0).any():
             return None
         where = _index(np.nanargmax(diff), diff.shape)
-        return (
-            f"{what} differs from itself: two calls on one input differ by "
-            f"up to {diff[where]:.3g} (index {where}); nothing random may act "
-            "with training=False (pass `training` on to every dropout)."
+        return say(
+            "properties.twice",
+            what=mode,
+            diff=f"{diff[where]:.3g}",
+            index=where,
         )
 
     return check
 
 
-def no_dropout(inference: Any, where: str = "") -> Property:
-    """With no dropout to apply (rate 0, or a place where the convention
-    puts none), the training output equals `inference`; `got` is the
-    training output."""
+def not_dropped(expected: Any, rate: float, where: str = "") -> Property:
+    """No dropout acts here (inference, or a place the convention keeps
+    whole): `got` must not look like `expected` with dropout `rate`
+    applied, each value 0 or `expected / (1 - rate)`, some of them 0."""
+    if not 0.0 < rate < 1.0:
+        raise ValueError(f"rate must be in (0, 1), got rate={rate!r}")
 
     def check(got: np.ndarray) -> str | None:
         a = np.asarray(got, dtype=np.float64)
-        b = np.asarray(inference, dtype=np.float64)
-        if a.shape != b.shape:
+        e = np.asarray(expected, dtype=np.float64)
+        if a.shape != e.shape or np.allclose(a, e):
             return None
-        diff = np.abs(a - b)
-        if not (diff > 1e-6).any():
+        zero = np.isclose(a, 0.0, rtol=0.0, atol=1e-6)
+        kept = np.isclose(a, e / (1.0 - rate), rtol=1e-4, atol=1e-5)
+        if not (zero | kept).all() or not zero.any() or zero.all():
             return None
         at = f" {where}" if where else ""
         return (
-            f"dropout acts where none should{at}: the training output "
-            f"differs from the inference output by up to {np.nanmax(diff):.3g} "
-            "though no dropout applies here; drop only where the lesson "
-            "says, with the rate the layer was given."
+            f"dropout acts{at}: {int(zero.sum())} of {a.size} values are 0 "
+            f"and the others are scaled by 1/(1 - p) = {1 / (1 - rate):g}; "
+            "no dropout may act here: pass `training` on to the dropout "
+            "layer (it is off with training=False)."
         )
 
     return check
@@ -183,12 +194,7 @@ def dtype_of(dtype: str) -> Property:
         have = str(np.asarray(got).dtype)
         if have == dtype:
             return None
-        return (
-            f"the output is {have} in a {dtype} model: a layer inside "
-            f"computes in {have} (one created without dtype=self.dtype_policy"
-            ", or a functional keras.layers.add/concatenate); build every "
-            "sublayer with the model's dtype."
-        )
+        return say("properties.dtype", have=have, dtype=dtype)
 
     return check
 
