@@ -11,6 +11,7 @@ diagonal, block j = [[cos(d w_j), -sin(d w_j)], [sin(d w_j), cos(d w_j)]].
 import numpy as np
 import pytest
 
+from graders.lib import properties
 from graders.lib.contract import expect_layer_contract
 from graders.lib.contract import expect_value_errors
 from graders.lib.dropout import nearest_dropped
@@ -274,7 +275,12 @@ def test_dropout_only_in_training(rng):
     out, _, trained = run_layer(first, second, dropout=0.5)
     X = first.astype(np.float64)
     P = np.broadcast_to(ref_table()[:T], X.shape)  # (B, T, D)
-    expect_close(out, X + P, "X + P[:T], training=False")
+    expect_close(
+        out,
+        X + P,
+        "X + P[:T], training=False",
+        properties=[properties.not_dropped(X + P, 0.5, "with training=False")],
+    )
     trained = np.asarray(trained, np.float64)
     expect_shape(trained, (B, T, D), "PositionalEncoding output, training")
     expect_close(

@@ -101,6 +101,11 @@ def test_properties_say_what_any_wrong_weights_break():
     moved[0, 1] += 0.5
     assert "position 1" in properties.causal(moved, 2)(out)
     assert properties.same_twice(out + 1e-3)(out).startswith("inference")
+    whole = np.arange(1.0, 9.0).reshape(2, 4)
+    dropped = np.where(np.arange(8).reshape(2, 4) % 3 == 0, 0.0, 2 * whole)
+    line = properties.not_dropped(whole, 0.5, "with training=False")(dropped)
+    assert line.startswith("dropout acts with training=False: 3 of 8")
+    assert properties.not_dropped(whole, 0.5)(whole + 1) is None
     assert "float32 in a float64" in properties.dtype_of("float64")(
         out.astype(np.float32)
     )

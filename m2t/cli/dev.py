@@ -4,6 +4,7 @@ m2t dev make-lessons [--check]    regenerate lessons/ from solutions/
     [--markdown docs/specs.md]    (and the TODO and hint figures)
 m2t dev check [LESSON ...]        the course's self-check
 m2t dev mutants [LESSON ...]      every known mistake caught and named
+m2t dev mutation [LESSON ...]     cosmic-ray's mutants of the solutions
 m2t dev release --out DIR         build the student edition
 m2t dev release --gradescope autograder.zip [LESSON ...]  Gradescope's bundle
 m2t dev new-lesson NN topic       write every file of a new lesson
@@ -113,6 +114,14 @@ def cmd_mutants(args: argparse.Namespace) -> int:
     return 0 if all(o.ok for o in outcomes) else 1
 
 
+@_full_repository
+def cmd_mutation(args: argparse.Namespace) -> int:
+    from m2t.authoring import mutation
+
+    out = Path(args.markdown) if args.markdown else mutation.MARKDOWN
+    return mutation.command(args.lessons, out)
+
+
 def cmd_release(args: argparse.Namespace) -> int:
     from m2t import ROOT
     from m2t import curriculum
@@ -204,6 +213,13 @@ def _mutants(sub: argparse._SubParsersAction, text: str) -> None:
     mut.set_defaults(func=cmd_mutants)
 
 
+def _mutation(sub: argparse._SubParsersAction, text: str) -> None:
+    mut = sub.add_parser("mutation", help=text)
+    mut.add_argument("lessons", nargs="*")
+    mut.add_argument("--markdown", help="write here (docs/mutation.md)")
+    mut.set_defaults(func=cmd_mutation)
+
+
 def _release(sub: argparse._SubParsersAction, text: str) -> None:
     from m2t.authoring.gradescope import GRADING_LANGS  # stdlib only
 
@@ -249,6 +265,11 @@ COMMANDS: dict[str, tuple[Callable, str]] = {
     "mutants": (
         _mutants,
         "grade every known mistake: each must be caught and named",
+    ),
+    "mutation": (
+        _mutation,
+        "mutation testing: cosmic-ray's mutants of the solution regions, "
+        "each graded; writes docs/mutation.md",
     ),
     "release": (
         _release,
