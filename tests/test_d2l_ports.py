@@ -668,3 +668,49 @@ def test_d2l_zh_resnet_stage_that_downsamples_is_named(tmp_path):
     (message,) = failures(results).values()
     assert "Likely mistake [resnet_first_stage_downsamples]" in message
     assert "leaf by leaf" in message, message
+
+
+# ---------------------------------------------------------- lesson 18
+D2L_RESHAPE_MASKED_SOFTMAX = """
+
+def masked_softmax(scores, valid_lens=None):
+    # d2l 10.3.1 (11.3.1), each head's rows folded into the batch:
+    # tf.reshape(valid_lens, shape=-1), a scalar shape, runs eagerly only.
+    if valid_lens is None:
+        return tf.nn.softmax(scores, axis=-1)
+    shape = tf.shape(scores)
+    heads, steps, keys = scores.shape[1], scores.shape[2], scores.shape[3]
+    if len(valid_lens.shape) == 1:
+        valid_lens = tf.repeat(valid_lens, repeats=heads * steps)
+    else:
+        valid_lens = tf.repeat(valid_lens[:, None, :], heads, axis=1)
+        valid_lens = tf.reshape(valid_lens, shape=-1)
+    X = tf.reshape(scores, shape=(-1, keys))
+    mask = tf.range(keys, dtype=tf.float32)[None, :] < tf.cast(
+        valid_lens[:, None], dtype=tf.float32
+    )
+    X = tf.where(mask, X, -1e6)
+    X = tf.nn.softmax(tf.reshape(X, shape=shape), axis=-1)
+    return X * tf.cast(tf.reshape(mask, shape), X.dtype)
+"""
+
+
+def test_d2l_scalar_reshape_under_tf_function_names_the_line(tmp_path):
+    """d2l's `tf.reshape(valid_lens, shape=-1)` passes eagerly and fails in
+    the gradient check's tf.function: the message carries TensorFlow's
+    error and the student's line, not "in user code:", and says what to
+    write instead."""
+    results = grade_port(
+        "l18_multihead_attention",
+        tmp_path,
+        ["test_masked_softmax_values", "test_gradient"],
+        replace=[("import keras\n", "import keras\nimport tensorflow as tf\n")],
+        append=D2L_RESHAPE_MASKED_SOFTMAX,
+    )
+    bad = failures(results)
+    assert list(bad) == ["test_gradient_matches_centred_differences"], results
+    (message,) = bad.values()
+    assert "Shape must be rank 1 but is rank 0" in message, message
+    assert "tf.reshape(valid_lens, shape=-1)" in message, message
+    assert "shape=(-1,)" in message, message
+    assert "{{node" not in message and "in user code" not in message, message

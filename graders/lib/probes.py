@@ -157,6 +157,14 @@ def in_float64(f: Callable[..., Any], *args: Any) -> Any:
         ) from None
 
 
+LEFT_THE_TAPE = (
+    "the gradient came back empty (None): between the input and the output "
+    "the computation left TensorFlow's tape. NumPy inside call (np.tanh, "
+    "np.asarray, x.numpy(), float(x)) turns a tensor into constant numbers "
+    "that carry no gradient: use keras.ops throughout."
+)
+
+
 def gradient_check(
     f: Callable[[Any], Any], x: np.ndarray, eps: float = GRAD_EPS
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -183,7 +191,12 @@ def gradient_check(
             "computes in float32 (a hard-coded dtype in ops.cast or a "
             "constant?). Use the input's dtype (x.dtype) instead."
         )
-    analytic = np.asarray(tape.gradient(y, xt), dtype=np.float64)
+    grad = tape.gradient(y, xt)
+    if grad is None:  # y does not depend on x on the tape
+        from m2t.grading.probe import StudentError
+
+        raise StudentError(LEFT_THE_TAPE)
+    analytic = np.asarray(grad, dtype=np.float64)
     numeric = np.zeros_like(x)
     for index in np.ndindex(x.shape):
         up, down = x.copy(), x.copy()

@@ -134,26 +134,74 @@ _KERAS_FILTERED = re.compile(
     re.S,
 )
 _TF_NODE = re.compile(r"\{\{function_node [^}]*\}\}\s*|\s+name:\s*$")
+# graph-mode shape errors: "... for '{{node add}} = AddV2[T=DT_FLOAT](a, b)'
+# with input shapes: ..." names the op; the node and its inputs are noise
+_TF_OP_NODE = re.compile(
+    r" for '\{\{node [^}]*\}\} = (\w+)(?:\[[^'\]]*\])?(?:\([^')]*\))?'"
+)
+_TF_NODE_REF = re.compile(
+    r"\s*\[\[\{\{node [^}]*\}\}\]\]|\{\{node [^}]*\}\}\s*"
+)
+# tf.function's "in user code:" traceback, then the error itself
+_TF_USER_CODE = re.compile(
+    r"^in user code:\n(?P<frames>.*?)\n\n\s*\w+: (?P<error>.*)$", re.S
+)
+_SCALAR_RESHAPE = (
+    " A reshape's shape is a tuple: tf.reshape(x, shape=(-1,)) or "
+    "ops.reshape(x, (-1,)), not shape=-1 (a bare -1 runs eagerly only)."
+)
+
+
+def strip_tf_noise(text: str) -> str:
+    """`text` without TensorFlow's op-node noise: the `{{function_node
+    ...}}` prefix, the trailing "name:", and `{{node add}} =
+    AddV2[T=DT_FLOAT](a, b)` made "in AddV2"."""
+    text = _TF_OP_NODE.sub(r" in \1", text)
+    return _TF_NODE_REF.sub("", _TF_NODE.sub("", text))
+
+
+def _traced(text: str) -> tuple[str, str]:
+    """(the error, where it was raised) of tf.function's "in user code:"
+    traceback; (text, "") for any other message."""
+    found = _TF_USER_CODE.match(text)
+    if not found:
+        return text, ""
+    code = [
+        line.strip()
+        for line in found.group("frames").splitlines()
+        if line.strip() and not line.strip().startswith("File ")
+    ]
+    where = (
+        f" (at `{code[-1]}`, traced by tf.function in this check)"
+        if code
+        else " (traced by tf.function in this check)"
+    )
+    return found.group("error").strip(), where
 
 
 def _cause(message: str, limit: int = 600) -> str:
     """The part of an exception's message a student acts on: Keras's
     wrappers ("Could not automatically infer the output shape ... Error
-    encountered:", "Exception encountered when calling ...") give way to
-    the error they wrap, TensorFlow's `{{function_node ...}}` prefix goes,
-    and NumPy on a symbolic tensor gets the way out."""
-    text = message.strip()
+    encountered:", "Exception encountered when calling ...") and
+    tf.function's "in user code:" traceback give way to the error they
+    wrap (with the line tf.function traced), TensorFlow's op-node noise
+    goes (`strip_tf_noise`), and NumPy on a symbolic tensor and a scalar
+    reshape shape get the way out."""
+    text, traced_at = _traced(message.strip())
     context = ""
     if infer := _KERAS_INFER.match(text):
         context = f"(calling {infer.group(1)} on keras.Input) "
         text = text[infer.end() :]
     elif filtered := _KERAS_FILTERED.match(text):
         text = filtered.group(2).strip()
-    text = _TF_NODE.sub("", text)
+    text = strip_tf_noise(text)
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     text = " ".join(lines[:4])
     if len(text) > limit:
         text = text[: limit - 3] + "..."
+    text += traced_at
+    if "rank 1 but is rank 0" in text and "Reshape" in text:
+        text += _SCALAR_RESHAPE
     if "symbolic" in text and "numpy" in text.lower():
         text += (
             " Inside a layer use keras.ops, not NumPy: on keras.Input the "

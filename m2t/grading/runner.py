@@ -25,6 +25,7 @@ from pathlib import Path
 from m2t import ROOT
 from m2t import curriculum
 from m2t import settings
+from m2t.grading.probe import strip_tf_noise
 
 
 @dataclasses.dataclass
@@ -137,7 +138,7 @@ class _Collector:
         if "m2t_status" not in props:
             return
         status = props["m2t_status"]
-        message = props["m2t_message"]
+        message = strip_tf_noise(props["m2t_message"])  # every message
         name = report.nodeid.partition("::")[2]
         check = Check(
             lesson=_tag(report.nodeid),
