@@ -38,6 +38,7 @@ def test_edition_holds_the_student_files_and_nothing_of_the_instructor(edition):
         in (edition / ".github/workflows/grade.yml").read_text()
     )
     assert "student edition" in (edition / "README.md").read_text()
+    assert "学生版" in (edition / "README.zh.md").read_text()
     skeleton = (edition / "lessons" / "l16_attention_scoring.py").read_text()
     assert (
         edition / ".m2t" / "skeletons" / "l16_attention_scoring.py"

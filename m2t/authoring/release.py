@@ -34,6 +34,7 @@ from m2t.student import reset
 
 ALLOW = (
     "README.md",
+    "README.zh.md",
     "pyproject.toml",
     "curriculum.toml",
     ".gitignore",
@@ -152,6 +153,7 @@ def _write(out: Path) -> None:
         (out / "lessons" / fname).write_text(text, encoding="utf-8")
     (out / ANSWERS).write_text(questions.template(), encoding="utf-8")
     shutil.copy2(TEMPLATES / "README.student.md", out / "README.md")
+    shutil.copy2(TEMPLATES / "README.student.zh.md", out / "README.zh.md")
     workflow = out / ".github" / "workflows" / "grade.yml"
     workflow.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy2(TEMPLATES / "classroom.yml", workflow)
