@@ -16,6 +16,7 @@ import pytest
 from graders.lib import conventions
 from graders.lib import properties
 from graders.lib.contract import expect_dropout_only_in_training
+from graders.lib.contract import expect_gradient
 from graders.lib.contract import expect_layer_contract
 from graders.lib.contract import expect_value_errors
 from graders.lib.fixtures import reference
@@ -26,9 +27,9 @@ from graders.lib.judge import expect_shape
 from graders.lib.judge import mistake_outputs
 from graders.lib.messages import say
 from graders.lib.probes import dropout_outputs
-from graders.lib.probes import gradient_check
 from graders.lib.probes import in_float64
 from graders.lib.probes import layer_contract
+from graders.lib.probes import tape_gradient
 from graders.lib.probes import value_errors
 from graders.lib.references import softmax
 from graders.lib.tolerances import EXACT
@@ -209,7 +210,10 @@ def run_contract(m, kind, q, k, v, valid_lens):
 
 
 @lesson.probe
-def run_gradient(m, kind, q, k, v, valid_lens, probe_weights):
+def run_gradient(m, kind, q, k, v, valid_lens, probe_weights, weights):
+    """The tape gradient of sum(output * probe_weights) with respect to
+    the queries, the layer in float64 with the judge's `weights` (additive;
+    none for the dot product)."""
     import keras
 
     layer = (
@@ -218,12 +222,16 @@ def run_gradient(m, kind, q, k, v, valid_lens, probe_weights):
         else m.AdditiveAttention(H, dtype="float64")
     )
     in_float64(layer, q, k, v, valid_lens)  # build
+    if kind == "additive":
+        layer.W_q.set_weights([weights[0]])
+        layer.W_k.set_weights([weights[1]])
+        layer.w_v.set_weights([weights[2]])
 
     def f(x):
         out = layer(x, k, v, valid_lens)
         return keras.ops.sum(out * probe_weights)
 
-    return gradient_check(f, q)
+    return tape_gradient(f, q)
 
 
 # ------------------------------------------------------------------ inputs
@@ -450,18 +458,24 @@ def test_gradient_matches_centred_differences(rng, kind):
         dq=DQ if kind == "additive" else D,
         dk=DK if kind == "additive" else D,
     )
+    q, k, v = (a.astype("float64") for a in (q, k, v))
     probe_weights = rng.standard_normal((B, T, V))
-    analytic, numeric = run_gradient(
-        kind,
-        q.astype("float64"),
-        k.astype("float64"),
-        v.astype("float64"),
-        VALID_LENS["2d"],
-        probe_weights,
+    valid = VALID_LENS["2d"]
+    weights = (
+        [w.astype("float64") for w in _additive_weights(rng)]
+        if kind == "additive"
+        else []
     )
-    expect_close(
-        analytic,
-        numeric,
-        say("l16.gradient", layer=say(f"l16.{kind}")),
-        tol=GRAD,
+    got = run_gradient(kind, q, k, v, valid, probe_weights, weights)
+
+    def loss(x):
+        out = (
+            ref_dot_product(x, k, v, valid)
+            if kind == "dot"
+            else ref_additive(x, k, v, valid, *weights)
+        )[0]
+        return np.sum(out * probe_weights)
+
+    expect_gradient(
+        got, loss, q, say("l16.gradient", layer=say(f"l16.{kind}")), tol=GRAD
     )

@@ -642,3 +642,27 @@ def test_a_fresh_seed_per_grade_defeats_recorded_answers(tmp_path):
     print(fresh["score"], "/", fresh["max_score"], sorted(failed))
     assert "l16 test_masked_softmax_values[valid_lens_B]" in failed
     assert fresh["score"] <= fresh["max_score"] - 10
+
+
+def test_a_forged_gradient_fails(tmp_path):
+    """The worker's gradient helpers patched to report a made-up gradient
+    that matches its own made-up centred differences: the judge compares
+    the tape gradient with the gradient of its own reference, so every
+    gradient check fails and the rest still pass."""
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "l16_attention_scoring.py").write_text(
+        SOLUTION["l16_attention_scoring"]
+        + (ATTACKS / "gradients.py").read_text()
+    )
+    report = tmp_path / "results.json"
+    result, _ = grade("16", "--submission", str(sub), "--report", str(report))
+    assert report.exists(), result.stdout + result.stderr[-2000:]
+    tests = json.loads(report.read_text())["tests"]
+    gradient = [t for t in tests if "gradient" in t["name"]]
+    assert len(gradient) == 2
+    for t in gradient:
+        assert t["status"] == "failed", t
+        assert "centred differences of the reference" in t["output"], t
+    others = [t for t in tests if t not in gradient]
+    assert all(t["status"] == "passed" for t in others), others

@@ -221,3 +221,26 @@ def test_tape_gradients_are_the_vector_jacobian_product():
     [grad] = tape_gradients(lambda z: mean_cross_entropy(z, labels), [logits])
     expected = (softmax(logits) - np.eye(5)[labels]) / 2
     np.testing.assert_allclose(grad, expected, rtol=1e-10)
+
+
+def test_expect_gradient_judges_the_tape_gradient_with_its_own():
+    """The judge's centred differences of its float64 loss decide: the
+    right tape gradient passes, a made-up one fails, whatever the probe
+    might have measured beside it."""
+    from graders.lib.contract import centred_differences
+    from graders.lib.contract import expect_gradient
+    from graders.lib.probes import tape_gradient
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3))
+    w = rng.standard_normal((2, 3))
+
+    def loss(v):
+        return np.sum(np.tanh(v) * w)
+
+    analytic = (1 - np.tanh(x) ** 2) * w
+    np.testing.assert_allclose(centred_differences(loss, x), analytic, 1e-7)
+    got = tape_gradient(lambda v: keras.ops.sum(keras.ops.tanh(v) * w), x)
+    expect_gradient(got, loss, x, "tanh d(loss)/d(x)")
+    with pytest.raises(CheckFailed, match="of the reference"):
+        expect_gradient(np.zeros_like(x), loss, x, "tanh d(loss)/d(x)")

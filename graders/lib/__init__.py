@@ -8,7 +8,10 @@ Judge side (runs in the grader, never touches student code):
   `stack_same_shape`, `fail`, `memo`.
 * `contract`: the verdicts on Keras behaviour the probes measured:
   `expect_layer_contract`, `expect_value_errors`, `expect_bad_values_named`,
-  `expect_dropout_only_in_training`.
+  `expect_dropout_only_in_training`; `expect_gradient` (a tape gradient
+  against `centred_differences` of the judge's own reference).
+* `fixtures`: `@reference`, the mark on every judge-side function, whose
+  body the grading worker's copy of the graders never holds.
 * `tolerances`: every tolerance (`F32`, `ELEMENTWISE`, `GRAD`, `EXACT`).
 * `conventions`: the constants of README's "Conventions the graders fix"
   (`LAYER_NORM_EPSILON`, `MASK_FILL`, ...), `CONVENTIONS` (the README's
@@ -23,7 +26,7 @@ Judge side (runs in the grader, never touches student code):
 
 Probe side (runs the student's code, returns plain numbers and arrays):
 
-* `probes`: `layer_contract`, `gradient_check`, `in_float64`,
+* `probes`: `layer_contract`, `tape_gradient`, `gradient_check`, `in_float64`,
   `weighted_sum_gradient`, `state_gradient`, `dropout_outputs`,
   `value_errors`.
 * `cnn_probes`: `layer_table`, `transfer`, `transfer_named`, `train_steps`.

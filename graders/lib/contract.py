@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from collections.abc import Mapping
 from typing import Any
 
@@ -20,6 +21,8 @@ from graders.lib.judge import expect_close
 from graders.lib.judge import expect_shape
 from graders.lib.messages import say
 from graders.lib.tolerances import F32
+from graders.lib.tolerances import GRAD
+from graders.lib.tolerances import GRAD_EPS
 
 
 def expect_layer_contract(
@@ -180,3 +183,47 @@ def expect_bad_values_named(
                 message=repr(message),
             ),
         )
+
+
+def centred_differences(
+    loss: Callable[[np.ndarray], float], x: np.ndarray, eps: float = GRAD_EPS
+) -> np.ndarray:
+    """The judge's own gradient of the float64 scalar `loss` at `x` (any
+    shape; the result has x's shape): (loss(x + eps e_i) - loss(x - eps
+    e_i)) / (2 eps) for each entry i."""
+    x = np.array(x, dtype=np.float64)
+    grad = np.zeros_like(x)
+    for index in np.ndindex(x.shape):
+        up, down = x.copy(), x.copy()
+        up[index] += eps
+        down[index] -= eps
+        grad[index] = (float(loss(up)) - float(loss(down))) / (2 * eps)
+    return grad
+
+
+def expect_gradient(
+    got: Any,
+    loss: Callable[[np.ndarray], float],
+    x: np.ndarray,
+    what: str,
+    *,
+    tol: Mapping[str, float] = GRAD,
+) -> None:
+    """The tape gradient a probe returned (`probes.tape_gradient`) equals
+    the centred differences of `loss` at `x`.
+
+    Args:
+        got: the student's tape gradient, x's shape.
+        loss: the judge's float64 scalar, from its reference (never the
+            student's code): e.g. `lambda q: np.sum(ref(q, k, v)[0] * P)`.
+        x: where the gradient is taken (any shape).
+        what: the gradient, for the message, e.g. "d(loss)/d(queries) vs
+            centred differences" ("of the reference" follows).
+        tol: see `tolerances.GRAD`.
+    """
+    expect_close(
+        got,
+        centred_differences(loss, x),
+        f"{what} of the reference (your tape gradient against the judge's own)",
+        tol=tol,
+    )

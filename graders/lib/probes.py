@@ -169,34 +169,18 @@ def gradient_check(
     f: Callable[[Any], Any], x: np.ndarray, eps: float = GRAD_EPS
 ) -> tuple[np.ndarray, np.ndarray]:
     """(tape gradient, centred-difference gradient) of the scalar `f` at `x`
-    (any shape; both gradients have x's shape).
+    (any shape; both gradients have x's shape), both measured where the
+    probe runs: only for a gradient the judge has no reference for. Where
+    it has one, return `tape_gradient` and judge it with
+    `contract.expect_gradient`.
 
     `f` takes a float64 tensor and returns a scalar tensor; build the
     layer in float64 (`dtype="float64"`) so the differences are exact enough.
     """
     import tensorflow as tf
 
+    analytic = tape_gradient(f, x)
     x = np.array(x, dtype=np.float64)
-    xt = tf.constant(x)
-    with tf.GradientTape() as tape:
-        tape.watch(xt)
-        y = in_float64(f, xt)
-    dtype = tf.as_dtype(getattr(y, "dtype", tf.float64))
-    if dtype != tf.float64:  # centred differences need float64
-        from m2t.grading.probe import StudentError
-
-        raise StudentError(
-            f"a float64 check got a {dtype.name} result: the layer was "
-            "built with dtype='float64', but something in your code "
-            "computes in float32 (a hard-coded dtype in ops.cast or a "
-            "constant?). Use the input's dtype (x.dtype) instead."
-        )
-    grad = tape.gradient(y, xt)
-    if grad is None:  # y does not depend on x on the tape
-        from m2t.grading.probe import StudentError
-
-        raise StudentError(LEFT_THE_TAPE)
-    analytic = np.asarray(grad, dtype=np.float64)
     numeric = np.zeros_like(x)
     for index in np.ndindex(x.shape):
         up, down = x.copy(), x.copy()
@@ -206,6 +190,37 @@ def gradient_check(
             float(f(tf.constant(up))) - float(f(tf.constant(down)))
         ) / (2 * eps)
     return analytic, numeric
+
+
+def tape_gradient(f: Callable[[Any], Any], x: np.ndarray) -> np.ndarray:
+    """The tape gradient of the scalar `f` at `x` (any shape; float64, of
+    x's shape): all a gradient probe returns. The judge compares it with
+    the gradient of its own reference (`contract.expect_gradient`), never
+    with differences measured here.
+
+    `f` takes a float64 tensor and returns a scalar tensor; build the
+    layer in float64 (`dtype="float64"`).
+    """
+    import tensorflow as tf
+
+    from m2t.grading.probe import StudentError
+
+    xt = tf.constant(np.array(x, dtype=np.float64))
+    with tf.GradientTape() as tape:
+        tape.watch(xt)
+        y = in_float64(f, xt)
+    dtype = tf.as_dtype(getattr(y, "dtype", tf.float64))
+    if dtype != tf.float64:
+        raise StudentError(
+            f"a float64 check got a {dtype.name} result: the layer was "
+            "built with dtype='float64', but something in your code "
+            "computes in float32 (a hard-coded dtype in ops.cast or a "
+            "constant?). Use the input's dtype (x.dtype) instead."
+        )
+    grad = tape.gradient(y, xt)
+    if grad is None:  # y does not depend on x on the tape
+        raise StudentError(LEFT_THE_TAPE)
+    return np.asarray(grad, dtype=np.float64)
 
 
 def weighted_sum_gradient(
@@ -260,3 +275,42 @@ def value_errors(calls: Mapping[Any, Callable[[], Any]]) -> dict[Any, str]:
         except ValueError as exc:
             errors[key] = str(exc)
     return errors
+
+
+def layers_off_dtype(call: Callable[[Any], Any], x: Any) -> dict[str, Any]:
+    """What computes in another dtype than `x`'s when `call(x)` runs.
+
+    Every Keras layer called on the way is recorded (the student's own
+    sublayers, and those made inside `call`, as `keras.layers.add([...])`
+    makes one each time, with the default float32 policy).
+
+    Returns:
+        dict with `output_dtype` (of the first output) and `off` ("Class
+        'name' (dtype)" of each layer called whose compute dtype is not
+        x's, in call order, once each).
+    """
+    import keras
+
+    seen: list[Any] = []
+    original = keras.layers.Layer.__call__
+
+    def spy(layer: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(layer)
+        return original(layer, *args, **kwargs)
+
+    keras.layers.Layer.__call__ = spy
+    try:
+        out = _first(call(x))
+    finally:
+        keras.layers.Layer.__call__ = original
+    want = keras.backend.standardize_dtype(np.asarray(x).dtype)
+    off = []
+    for layer in seen:
+        dtype = keras.backend.standardize_dtype(layer.compute_dtype)
+        entry = f"{type(layer).__name__} {layer.name!r} ({dtype})"
+        if dtype != want and entry not in off:
+            off.append(entry)
+    return {
+        "output_dtype": keras.backend.standardize_dtype(out.dtype),
+        "off": off,
+    }
