@@ -18,6 +18,7 @@ from functools import partial
 import numpy as np
 import pytest
 
+from graders.lib import properties
 from graders.lib.contract import expect_layer_contract
 from graders.lib.contract import expect_value_errors
 from graders.lib.conventions import KERAS_LAYER_NORM_EPSILON
@@ -406,12 +407,15 @@ def run_encoder(m, tokens, valid_lens):
 
 
 @lesson.probe
-def run_decoder_block(m, X, enc, enc_valid_lens):
+def run_decoder_block(m, X, enc, enc_valid_lens, changed):
+    """The block's output and cache on X, its parameters, and its output
+    on `changed` (X with later positions changed: causality)."""
     blk = m.TransformerDecoderBlock(D, F, H, dropout=0.1)
     blk(X, enc, enc_valid_lens)
     _randomize(blk, 6)
     out, kv = blk(X, enc, enc_valid_lens, training=False)
-    return out, kv, _decoder_block_params(blk)
+    other, _ = blk(changed, enc, enc_valid_lens, training=False)
+    return out, kv, _decoder_block_params(blk), other
 
 
 @lesson.probe
@@ -742,7 +746,9 @@ def test_decoder_block_matches_reference(rng):
     X = rng.standard_normal((B, T, D)).astype("float32")
     enc = rng.standard_normal((B, S, D)).astype("float32")
     valid = np.array([2, 4], "int32")
-    out, kv, params = run_decoder_block(X, enc, valid)
+    changed = X.copy()
+    changed[:, -1] += 1.0
+    out, kv, params, other = run_decoder_block(X, enc, valid, changed)
     ref_out, _ = ref_decoder_block(X, enc, valid, params)
     expect_close(
         out,
@@ -753,6 +759,7 @@ def test_decoder_block_matches_reference(rng):
         ),
         hint="masked self-attention, encoder-decoder attention, FFN; each "
         "followed by AddNorm.",
+        properties=[properties.causal(other, T - 1)],
     )
     expect_close(kv, X, "the block's returned cache without a cache (= X)")
 
@@ -779,6 +786,7 @@ def test_decoder_is_causal(rng):
             for m in (CAUSAL_SEES_NEXT,)
         },
         hint="a position must never see a later token: causal mask.",
+        properties=[properties.causal(full[:, :-1], T - 1)],
     )
 
 

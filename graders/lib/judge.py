@@ -77,7 +77,7 @@ def mistake_outputs(
     mistakes: Sequence[Mistake],
     part: int | None = None,
     pick: Callable[[Any], Any] | None = None,
-    skip_right: bool = False,
+    skip_right: bool = True,
 ) -> dict[Mistake, Callable[[], Any]]:
     """Diagnoses for a check: each mistake -> a function computing what
     `reference(*args, mistake=m)` gives (computed only when a wrong answer
@@ -91,7 +91,9 @@ def mistake_outputs(
             returns a tuple (e.g. 0 for the outputs of (outputs, state)).
         pick: instead of `part`, a function choosing what to compare.
         skip_right: leave out a mistake that gives the right answer on
-            these arguments (it cannot explain a wrong one).
+            these arguments (it cannot explain a wrong one): the label
+            rule of `only_match`, also where the check (`expect`) has no
+            `expected` to compare with. On by default.
     """
 
     def chosen(out: Any) -> Any:
@@ -99,10 +101,15 @@ def mistake_outputs(
             return pick(out)
         return out if part is None else out[part]
 
+    right: list[Any] = []  # the right answer, computed once when needed
+
     def output(mistake: Mistake) -> Any:
         out = chosen(reference(*args, mistake=mistake))
-        if skip_right and _same(out, chosen(reference(*args))):
-            raise ValueError("same as the right answer")  # diagnose skips it
+        if skip_right:
+            if not right:
+                right.append(chosen(reference(*args)))
+            if _same(out, right[0]):
+                raise ValueError("same as the right answer")  # left out
         return out
 
     return {m: (lambda m=m: output(m)) for m in mistakes}
