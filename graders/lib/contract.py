@@ -224,6 +224,6 @@ def expect_gradient(
     expect_close(
         got,
         centred_differences(loss, x),
-        f"{what} of the reference (your tape gradient against the judge's own)",
+        say("contract.gradient", what=what),
         tol=tol,
     )

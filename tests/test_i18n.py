@@ -1,0 +1,399 @@
+"""The course in two languages: which language a run speaks, the catalogues
+(every English text has its Chinese, with the same fields), and what a
+student reads with M2T_LANG=zh (`m2t hint`, `list`, `progress`, `grade` on
+the skeleton and on each of lesson 16's catalogued mistakes, `watch` in a
+terminal): Chinese, with no English sentence left but code, paths and
+numbers."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import io
+import json
+import os
+import pty
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from m2t import ROOT
+from m2t import curriculum
+from m2t import i18n
+from m2t import settings
+from m2t.authoring import gradescope
+from m2t.authoring import make_lessons
+from m2t.authoring import mutants
+from m2t.settings import tomllib
+from m2t.student import hints
+from tests.test_student_loop import ENV
+from tests.test_student_loop import L16
+from tests.test_student_loop import repo  # noqa: F401  (the fixture)
+from tests.test_watch_tty import Terminal
+from tests.test_watch_tty import _controlling_terminal
+
+ZH = {**ENV, "M2T_LANG": "zh"}
+BARE = {
+    k: v
+    for k, v in ENV.items()
+    if k not in (i18n.ENV, "LC_ALL", "LC_MESSAGES", "LANG")
+}
+"""No language set: what `.m2t/lang` remembered decides."""
+
+
+def m2t_env(folder, env, *args):
+    """`python -m m2t ARGS` in the scratch copy `folder`, with `env`."""
+    return subprocess.run(
+        [sys.executable, "-m", "m2t", *args],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+CATALOGUES = {
+    "m2t/messages": i18n.MESSAGES,
+    "graders/messages": i18n.Catalogue(ROOT / "graders" / "messages"),
+}
+ONLY_ZH = ("lesson_titles.",)
+"""Keys of zh.toml with no English twin: the titles are curriculum.toml's."""
+
+
+# ------------------------------------------------ the English detector
+_WIDE = re.compile(r"[\u2e80-\uffef]+")
+_CODE = re.compile(r"`[^`]*`")
+_WORD = re.compile(r"[A-Za-z][a-z]+")
+_EDGES = "()[]{}<>\"',.;:!?"
+
+
+def english_sentences(text: str) -> list[str]:
+    """The English left in `text`: each run of two or more English words
+    in a row, a word being letters only, at least two of them, lower case
+    after the first (so identifiers, CamelCase classes, TODO, paths, shapes
+    and numbers are not words). Code in backticks is left out, and Chinese
+    characters end a run."""
+    found = []
+    for line in text.splitlines():
+        for segment in _WIDE.split(_CODE.sub(" ", line)):
+            run: list[str] = []
+            for token in [*segment.split(), ""]:
+                if _WORD.fullmatch(token.strip(_EDGES)):
+                    run.append(token)
+                    continue
+                if len(run) >= 2:
+                    found.append(" ".join(run))
+                run = []
+    return found
+
+
+def test_the_detector_finds_an_english_sentence_and_passes_chinese():
+    english = (
+        "  [todo] l16 masked_softmax: not started (TODO at "
+        "lessons/l16_attention_scoring.py:61)"
+    )
+    assert english_sentences(english) == ["not started"]
+    assert english_sentences("Likely mistake [no_scale]: the scores") == [
+        "Likely mistake",
+        "the scores",
+    ]
+    chinese = (
+        "  [待做] l16 masked_softmax：未开始（TODO 位于 "
+        "lessons/l16_attention_scoring.py:61）\n"
+        "  ops.softmax(x, axis=-1)：(B, T, S) -> (B, T, S)。`m2t hint 16 "
+        "--reset` 可重新开始；GoogLeNet 和 ResNet；DotProductAttention 的输出"
+    )
+    assert english_sentences(chinese) == []
+
+
+def _no_english(text: str) -> None:
+    left = english_sentences(text)
+    assert not left, f"English left: {left}\n{text}"
+
+
+# ------------------------------------------------------ the language
+@pytest.fixture
+def state(tmp_path, monkeypatch):
+    """No M2T_LANG, no locale, and `.m2t/lang` in a scratch folder."""
+    for name in (i18n.ENV, "LC_ALL", "LC_MESSAGES", "LANG"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(settings, "LANG_STATE", tmp_path / ".m2t" / "lang")
+    return tmp_path / ".m2t" / "lang"
+
+
+def test_the_language_comes_from_flag_env_memory_locale_in_that_order(
+    state, monkeypatch
+):
+    assert i18n.language() == "en"
+    monkeypatch.setenv("LANG", "zh_CN.UTF-8")
+    assert i18n.language() == "zh"
+    monkeypatch.setenv("LC_ALL", "C.UTF-8")  # LC_ALL comes before LANG
+    assert i18n.language() == "en"
+    i18n.choose("zh")  # what `m2t --lang zh` does: remembered
+    assert state.read_text().strip() == "zh"
+    assert i18n.language() == "zh"
+    monkeypatch.setenv(i18n.ENV, "en")
+    assert i18n.language() == "en"
+    with i18n.using("zh"):
+        assert i18n.language() == "zh"
+    assert i18n.language() == "en"
+
+
+def test_a_bad_language_is_an_error_naming_where_and_the_value(
+    state, monkeypatch
+):
+    monkeypatch.setenv(i18n.ENV, "fr")
+    with pytest.raises(ValueError, match=r"M2T_LANG='fr'.*en, zh"):
+        i18n.language()
+    with pytest.raises(ValueError, match=r"--lang='de'"):
+        i18n.choose("de")
+    monkeypatch.delenv(i18n.ENV)
+    state.parent.mkdir()
+    state.write_text("klingon\n")
+    with pytest.raises(ValueError, match=r"lang='klingon'"):
+        i18n.language()
+
+
+def test_the_cli_remembers_lang_and_refuses_a_bad_value(repo):  # noqa: F811
+    assert "you are here" in m2t_env(repo, BARE, "list").stdout
+    chose = m2t_env(repo, BARE, "--lang", "zh", "list")
+    assert chose.returncode == 0, chose.stderr
+    assert (repo / ".m2t" / "lang").read_text().strip() == "zh"
+    again = m2t_env(repo, BARE, "list")  # no flag, no M2T_LANG: remembered
+    assert "你在这里" in again.stdout, again.stdout
+    flag = m2t_env(repo, BARE, "--lang", "fr", "list")
+    assert flag.returncode == 2
+    assert "--lang" in flag.stderr and "'fr'" in flag.stderr, flag.stderr
+    env = m2t_env(repo, {**BARE, "M2T_LANG": "fr"}, "list")
+    assert env.returncode == 2, env.stderr
+    assert "m2t: error: M2T_LANG='fr'" in env.stderr, env.stderr
+    assert "Traceback" not in env.stderr
+
+
+# ------------------------------------------------------ the catalogues
+@pytest.mark.parametrize("name", sorted(CATALOGUES))
+def test_every_english_text_has_its_chinese_with_the_same_fields(name):
+    catalogue = CATALOGUES[name]
+    en, zh = catalogue.entries("en"), catalogue.entries("zh")
+    assert en, f"{name}: no English catalogue"
+    missing = sorted(set(en) - set(zh))
+    assert not missing, f"{name}/zh.toml lacks {missing}"
+    extra = sorted(k for k in set(zh) - set(en) if not k.startswith(ONLY_ZH))
+    assert not extra, f"{name}/zh.toml has keys English lacks: {extra}"
+    differ = {
+        k: (i18n.fields(en[k]), i18n.fields(zh[k]))
+        for k in en
+        if i18n.fields(en[k]) != i18n.fields(zh[k])
+    }
+    assert not differ, f"{name}: fields differ (en, zh): {differ}"
+
+
+def test_every_lesson_has_a_chinese_title():
+    with i18n.using("zh"):
+        titles = {x.module: i18n.title(x) for x in curriculum.lessons()}
+    assert all(titles.values())
+    assert titles["l16_attention_scoring"] == "注意力评分函数"
+
+
+def test_a_missing_text_raises_instead_of_falling_back_to_english(tmp_path):
+    (tmp_path / "en.toml").write_text('[a]\nb = "only in English {x}"\n')
+    (tmp_path / "zh.toml").write_text("[a]\n")
+    catalogue = i18n.Catalogue(tmp_path)
+    assert catalogue.text("a.b", lang="en", x=1) == "only in English 1"
+    with pytest.raises(i18n.MissingText, match=r"zh.toml: no text for 'a.b'"):
+        catalogue.text("a.b", lang="zh", x=1)
+
+
+def _todos_without_chinese() -> dict[str, list[str]]:
+    missing = {}
+    for path in sorted(hints.HINTS.glob("*.toml")):
+        lacking = [t.where for t in hints.ladder(path.stem) if t.zh is None]
+        if lacking:
+            missing[path.stem] = lacking
+    return missing
+
+
+def test_every_hint_rung_has_its_chinese():
+    missing = _todos_without_chinese()
+    assert not missing, f"[[todo]] tables without [todo.zh]: {missing}"
+
+
+def _mistakes() -> dict[str, list]:
+    """Every grader's MISTAKES, as pytest collects them (the self-check
+    reads the same attribute of each collected grader module)."""
+    found = {}
+    for lesson in curriculum.lessons():
+        if lesson.grader.exists():
+            module = importlib.import_module(f"graders.{lesson.grader.stem}")
+            found[lesson.module] = list(getattr(module, "MISTAKES", ()))
+    return found
+
+
+def test_every_mistake_of_every_grader_has_a_chinese_description():
+    with open(ROOT / "graders" / "messages" / "mistakes.zh.toml", "rb") as f:
+        zh = tomllib.load(f)
+    missing = {}
+    for module, mistakes in _mistakes().items():
+        for m in mistakes:
+            assert m.lesson == module, (m, module)  # where its zh is looked up
+            if not str(zh.get(module, {}).get(m.name, "")).strip():
+                missing.setdefault(module, []).append(m.name)
+    assert not missing, f"mistakes.zh.toml lacks: {missing}"
+
+
+# ------------------------------------------------ what a student reads
+def test_wrapping_chinese_counts_columns_and_keeps_english_as_it_was():
+    english = "Compare each key's index with the row's valid length. " * 4
+    assert i18n.wrap(english, 40, "  ", "  ") == textwrap.fill(
+        english, 40, initial_indent="  ", subsequent_indent="  ",
+        break_on_hyphens=False,
+    )  # fmt: skip
+    chinese = (
+        "把每个键的下标和这一行的有效长度比一比，得到 ops.arange(S) 的形状。"
+        * 3
+    )
+    lines = i18n.wrap(chinese, 30, "  ", "  ").splitlines()
+    assert len(lines) > 3
+    assert all(i18n.columns(x) <= 30 for x in lines[:-1]), lines
+    assert not any(x.lstrip().startswith(("，", "。")) for x in lines), lines
+    assert any("ops.arange(S)" in x for x in lines), lines  # never cut
+
+
+def test_hint_16_in_chinese(repo):  # noqa: F811
+    out = subprocess.run(
+        [sys.executable, "-m", "m2t", "hint", "16"],
+        cwd=repo, env=ZH, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "注意力评分函数" in out.stdout and "思路" in out.stdout, out.stdout
+    (ladder,) = [
+        t for t in hints.ladder(L16.module) if t.where == "masked_softmax"
+    ]
+    assert " ".join(ladder.zh[0].split())[:12] in out.stdout.replace("\n", "")
+    _no_english(out.stdout)
+
+
+def test_list_and_progress_in_chinese(repo):  # noqa: F811
+    for command in ("list", "progress"):
+        out = subprocess.run(
+            [sys.executable, "-m", "m2t", command],
+            cwd=repo, env=ZH, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert out.returncode == 0, out.stderr
+        _no_english(out.stdout)
+    assert "你在这里" in m2t_env(repo, ZH, "list").stdout
+
+
+def _grade_in_chinese(folder) -> str:
+    from m2t.cli import main
+
+    out = io.StringIO()
+    with i18n.using("zh"), contextlib.redirect_stdout(out):
+        main(["grade", "16", "--impl", str(folder)])
+    return out.getvalue()
+
+
+def test_grade_16_on_the_skeleton_in_chinese(tmp_path):
+    skeleton = make_lessons.cut(
+        L16.reference.read_text(encoding="utf-8"), L16.filename
+    )
+    (tmp_path / L16.filename).write_text(skeleton, encoding="utf-8")
+    out = _grade_in_chinese(tmp_path)
+    assert "未开始（TODO 位于 " in out and "得分 0/" in out, out
+    _no_english(out)
+
+
+@pytest.mark.parametrize("name", sorted(mutants.catalogue(L16.module)))
+def test_grade_16_names_each_catalogued_mistake_in_chinese(tmp_path, name):
+    source = L16.reference.read_text(encoding="utf-8")
+    replacements = mutants.catalogue(L16.module)[name]
+    text = mutants.mutate(source, replacements, name)
+    (tmp_path / L16.filename).write_text(text, encoding="utf-8")
+    out = _grade_in_chinese(tmp_path)
+    assert f"可能的错误 [{name}]：" in out, out
+    _no_english(out)
+
+
+def test_watch_in_a_terminal_in_chinese(repo):  # noqa: F811
+    env = {k: v for k, v in ZH.items() if k != "M2T_NO_CLEAR"}
+    env["TERM"] = "xterm"
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "m2t", "watch", "16"],
+        cwd=repo, env=env, stdin=slave, stdout=slave, stderr=slave,
+        start_new_session=True, preexec_fn=_controlling_terminal,
+    )  # fmt: skip
+    os.close(slave)
+    screen = Terminal(master)
+    try:
+        first = screen.until(r"正在监视 lessons/")
+        assert "== l16 注意力评分函数" in first, first
+        assert "[待做] l16 masked_softmax：未开始" in first, first
+        screen.type("\x03")  # Ctrl-C
+        last = screen.until(r"已停止")
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+    _no_english(first + last)
+
+
+# ------------------------------------------- Gradescope and Classroom
+def test_gradescope_follows_the_course_or_each_submission(tmp_path):
+    def command(script: str) -> str:  # the m2t grade line, comments out
+        lines = [x for x in script.splitlines() if not x.startswith("#")]
+        return "\n".join(lines)
+
+    course = command(gradescope.run_autograder([L16], "zh"))
+    assert 'M2T_LANG="${M2T_LANG:-zh}"' in course
+    assert "--lang-of-submission" not in course
+    own = command(gradescope.run_autograder([L16]))  # each submission's
+    assert 'M2T_LANG="${M2T_LANG:-en}"' in own and "--lang-of-submission" in own
+    assert "@LANG" not in own + course
+    with pytest.raises(ValueError, match=r"--grading-lang 'fr'"):
+        gradescope.run_autograder([L16], "fr")
+    assert i18n.of_submission(tmp_path) is None
+    (tmp_path / ".m2t").mkdir()
+    (tmp_path / ".m2t" / "lang").write_text("zh\n")
+    assert i18n.of_submission(tmp_path) == "zh"
+    (tmp_path / ".m2t" / "lang").write_text("zh; rm -rf /")
+    assert i18n.of_submission(tmp_path) is None  # a student's file
+
+
+def test_classroom_summary_in_chinese():
+    from m2t.grading import classroom
+    from m2t.grading.runner import LessonResult
+
+    with i18n.using("zh"):
+        summary = classroom.summary([LessonResult(L16, [])], "boom")
+    assert "## 自动评分" in summary and "出错了" in summary
+    _no_english(summary.replace("boom", ""))
+
+
+def test_a_submission_graded_in_its_own_language(tmp_path, m2t):
+    """`m2t grade --submission DIR --lang-of-submission`: the submission's
+    .m2t/lang sets the report's language."""
+    skeleton = make_lessons.cut(
+        L16.reference.read_text(encoding="utf-8"), L16.filename
+    )
+    submission = tmp_path / "submission"
+    (submission / "lessons").mkdir(parents=True)
+    (submission / "lessons" / L16.filename).write_text(skeleton)
+    (submission / ".m2t").mkdir()
+    (submission / ".m2t" / "lang").write_text("zh\n")
+    report = tmp_path / "results.json"
+    out = m2t(
+        "grade", "16", "--submission", str(submission),
+        "--allow-weaker-sandbox", "--lang-of-submission",
+        "--report", str(report),
+    )  # fmt: skip
+    assert out.returncode == 1, out.stderr  # graded: nothing passes
+    assert "未开始（TODO 位于 " in out.stdout, out.stdout
+    tests = json.loads(report.read_text())["tests"]
+    assert all("未开始" in t["output"] for t in tests), tests
