@@ -9,14 +9,20 @@ from pathlib import Path
 
 import pytest
 
+from m2t import settings
+
 ROOT = Path(__file__).resolve().parent.parent
+
+# The suite reads m2t in English, whatever the machine's locale or a
+# remembered `m2t --lang` say; a test that wants Chinese asks for it.
+os.environ["M2T_LANG"] = "en"
 
 
 def run_m2t(
     *args: str, cwd: Path = ROOT, timeout: float = 1500
 ) -> subprocess.CompletedProcess:
     """Run the `m2t` command line in a fresh process (as a user would)."""
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONHASHSEED": "0"}
+    env = settings.quiet_env({**os.environ, "PYTHONHASHSEED": "0"})
     return subprocess.run(
         [sys.executable, "-m", "m2t", *args],
         cwd=cwd,

@@ -18,16 +18,14 @@ import pytest
 
 from m2t import ROOT
 from m2t import curriculum
+from m2t import settings
 from m2t.authoring import make_lessons
 from m2t.student import hints
 
 COPIED = ("m2t", "graders", "lessons", "solutions", "m2t_data", "notebooks")
-ENV = {
-    **os.environ,
-    "TF_CPP_MIN_LOG_LEVEL": "3",
-    "PYTHONHASHSEED": "0",
-    "M2T_NO_CLEAR": "1",
-}
+ENV = settings.quiet_env(
+    {**os.environ, "PYTHONHASHSEED": "0", "M2T_NO_CLEAR": "1"}
+)
 L16 = curriculum.find("16")
 
 
@@ -49,9 +47,10 @@ def repo(tmp_path):
     return tmp_path
 
 
-def m2t_in(repo, *args, stdin="", timeout=900):
+def python_in(repo, *args, stdin="", timeout=900):
+    """`python ARGS` in the scratch copy `repo`, as a student runs it."""
     return subprocess.run(
-        [sys.executable, "-m", "m2t", *args],
+        [sys.executable, *args],
         cwd=repo,
         env=ENV,
         input=stdin,
@@ -61,20 +60,17 @@ def m2t_in(repo, *args, stdin="", timeout=900):
     )
 
 
+def m2t_in(repo, *args, stdin="", timeout=900):
+    return python_in(repo, "-m", "m2t", *args, stdin=stdin, timeout=timeout)
+
+
 # ------------------------------------------------------------------ hints
 def test_hint_starts_fast_without_tensorflow(repo):
     code = (
         "import sys; from m2t.cli import main; main(['hint', '16']); "
         "assert 'tensorflow' not in sys.modules, 'hint imported TensorFlow'"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=repo,
-        env=ENV,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = python_in(repo, "-c", code, timeout=120)
     assert result.returncode == 0, result.stderr
 
 
@@ -139,6 +135,19 @@ def _state(repo, **lessons):
     path.write_text(json.dumps(lessons))
 
 
+def _graded(status="passed", passed=3, checks=3, score=5.0, max_score=5.0):
+    """One lesson's entry in .m2t/state.json, graded after its files were
+    written."""
+    return dict(
+        status=status,
+        passed=passed,
+        checks=checks,
+        score=score,
+        max_score=max_score,
+        time=time.time() + 60,
+    )
+
+
 def test_progress_counts_and_list_agree(repo):
     graded = [
         x
@@ -146,26 +155,11 @@ def test_progress_counts_and_list_agree(repo):
         if (ROOT / "lessons" / f"{x.module}.py").exists()
     ]
     done, going = graded[0], graded[1]
-    when = time.time() + 60  # graded after the files were written
     _state(
         repo,
         **{
-            done.module: dict(
-                status="passed",
-                passed=3,
-                checks=3,
-                score=5.0,
-                max_score=5.0,
-                time=when,
-            ),
-            going.module: dict(
-                status="failed",
-                passed=1,
-                checks=4,
-                score=2.0,
-                max_score=6.0,
-                time=when,
-            ),
+            done.module: _graded(),
+            going.module: _graded("failed", 1, 4, 2.0, 6.0),
         },
     )
     result = m2t_in(repo, "progress")
@@ -195,19 +189,7 @@ def test_list_says_where_you_are(repo):
 
     first, second = curriculum.graded()[:2]
     assert here(m2t_in(repo, "list").stdout) == [first.tag]
-    _state(
-        repo,
-        **{
-            first.module: dict(
-                status="passed",
-                passed=3,
-                checks=3,
-                score=5.0,
-                max_score=5.0,
-                time=time.time() + 60,
-            )
-        },
-    )
+    _state(repo, **{first.module: _graded()})
     assert here(m2t_in(repo, "list").stdout) == [second.tag]
 
 
@@ -243,14 +225,7 @@ def test_notebook_without_jupytext_names_the_extra(repo):
         "import sys; sys.modules['jupytext'] = None  # not installed\n"
         "from m2t.cli import main; sys.exit(main(['notebook', '16']))"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=repo,
-        env=ENV,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = python_in(repo, "-c", code, timeout=120)
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr, result.stderr
     assert 'pip install -e ".[notebooks]"' in result.stderr, result.stderr
@@ -341,20 +316,26 @@ class _Reader:
                 return line
 
 
-def test_scripted_session_watch_pass_move_on_progress_reset(repo):
-    """Start on the skeleton, save the solution, see it pass and the watch
-    move on; then progress shows it done and reset puts it back."""
-    path = repo / "lessons" / f"{L16.module}.py"
-    skeleton = path.read_text()
+def m2t_started(repo, *args):
+    """`python -m m2t ARGS` started in the scratch copy `repo`: the process
+    and a `_Reader` of its output."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "m2t", "watch", "16", "--max-grades", "3"],
+        [sys.executable, "-m", "m2t", *args],
         cwd=repo,
         env=ENV,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
-    out = _Reader(proc.stdout)
+    return proc, _Reader(proc.stdout)
+
+
+def test_scripted_session_watch_pass_move_on_progress_reset(repo):
+    """Start on the skeleton, save the solution, see it pass and the watch
+    move on; then progress shows it done and reset puts it back."""
+    path = repo / "lessons" / f"{L16.module}.py"
+    skeleton = path.read_text()
+    proc, out = m2t_started(repo, "watch", "16", "--max-grades", "3")
     try:
         out.until("== l16 Attention scoring functions")
         assert "not started (TODO at lessons/l16_attention_scoring.py:" in (
@@ -400,27 +381,12 @@ def test_watch_starts_at_the_first_unfinished_lesson_and_polls(repo):
     """No lesson named: watch starts where you are (every lesson before
     l16 in the course passes, and the one after it); `--poll` sees the save
     without file events; a pass moves on to the next lesson not done."""
-    passed = dict(
-        status="passed",
-        passed=1,
-        checks=1,
-        score=1.0,
-        max_score=1.0,
-        time=time.time() + 60,
-    )
+    passed = _graded("passed", 1, 1, 1.0, 1.0)
     order = list(curriculum.graded())  # the course's order
     before = order[: order.index(L16)]
     skipped, following = order[order.index(L16) + 1 : order.index(L16) + 3]
     _state(repo, **{x.module: passed for x in [*before, skipped]})
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "m2t", "watch", "--poll", "--max-grades", "2"],
-        cwd=repo,
-        env=ENV,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    out = _Reader(proc.stdout)
+    proc, out = m2t_started(repo, "watch", "--poll", "--max-grades", "2")
     try:
         assert out.until("== l").startswith(f"== {L16.tag} ")
         assert "(polling every 0.25 s;" in out.until("Watching lessons/")
