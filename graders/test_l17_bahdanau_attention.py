@@ -94,7 +94,8 @@ def ref_attend(query, enc, valid_lens, p, mistake=None):
 def ref_decoder(tokens, enc, hidden, valid_lens, p, mistake=None):
     """(logits (B, T, V), final state (B, L, Hd), weights (B, T, S))."""
     enc = np.asarray(enc, np.float64)
-    states = [np.asarray(hidden[:, i], np.float64) for i in range(L)]
+    layers = np.shape(hidden)[1]  # L, or another depth
+    states = [np.asarray(hidden[:, i], np.float64) for i in range(layers)]
     embedded = np.asarray(p["embedding"], np.float64)[tokens]  # (B, T, E)
     outputs, all_weights = [], []
     for t in range(tokens.shape[1]):
@@ -104,7 +105,7 @@ def ref_decoder(tokens, enc, hidden, valid_lens, p, mistake=None):
         if mistake is CONCAT_ORDER_SWAPPED:
             parts = parts[::-1]
         x = np.concatenate(parts, axis=-1)
-        for i in range(L):
+        for i in range(layers):
             x = ref_gru(x, states[i], *p["gru"][i])
             states[i] = x
         if mistake is QUERY_CURRENT_STATE:
@@ -149,7 +150,8 @@ def _params(dec):
 
 
 def _decoder(m, tokens, enc, hidden, valid_lens, dropout=0.0):
-    dec = m.Seq2SeqAttentionDecoder(V, E, HD, L, dropout=dropout)
+    layers = int(hidden.shape[1])  # L, or another depth
+    dec = m.Seq2SeqAttentionDecoder(V, E, HD, layers, dropout=dropout)
     dec(tokens, enc, hidden, valid_lens)
     _randomize(dec, 1)
     return dec
@@ -249,6 +251,29 @@ def test_decoder_matches_reference(rng, masked):
     )
 
 
+def test_three_layers_query_the_top_one(rng):
+    """With 3 layers the query is still the top layer's state, row -1 (a
+    decoder that hard-codes row 1, right for L=2, fails here)."""
+    tokens, enc, _ = _inputs(rng)
+    hidden = rng.standard_normal((B, 3, HD)).astype("float32")
+    logits, state, weights, params = run_decoder(tokens, enc, hidden, VALID)
+    args = (tokens, enc, hidden, VALID, params)
+    ref_logits, ref_state, ref_weights = ref_decoder(*args)
+    expect_close(
+        weights,
+        ref_weights,
+        "attention weights of a 3-layer decoder (B, T, S)",
+        diagnoses=_diagnoses(ref_decoder, *args, part=2),
+        hint="the query is hidden[:, -1], the top layer, whatever L is.",
+    )
+    expect_close(
+        logits,
+        ref_logits,
+        "logits of a 3-layer decoder (B, T, V)",
+        diagnoses=_diagnoses(ref_decoder, *args, part=0),
+    )
+
+
 def test_masked_source_positions_get_zero_weight(rng):
     tokens, enc, hidden = _inputs(rng)
     _, _, weights, params = run_decoder(tokens, enc, hidden, VALID)
@@ -329,6 +354,35 @@ def test_dropout_only_in_training(rng):
         "Seq2SeqAttentionDecoder",
         dropout="the dropout layers",
     )
+
+
+def test_layer_dropout_acts_between_layers_only(rng):
+    """With zero encoder outputs the context is 0 whatever the attention
+    dropout does, so only the dropout between GRU layers can act: none in
+    a one-layer decoder (its input [c_t, e(y)] is never dropped), some in
+    a two-layer one."""
+    tokens, enc, _ = _inputs(rng)
+    enc = np.zeros_like(enc)
+    for layers in (1, 2):
+        hidden = rng.standard_normal((B, layers, HD)).astype("float32")
+        first, _, trained = run_dropout(tokens, enc, hidden, VALID)
+        if layers == 1:
+            expect_close(
+                trained,
+                first,
+                "a 1-layer decoder, dropout=0.5, training=True, zero "
+                "encoder outputs (= inference: no layer below to drop)",
+                hint="dropout acts on the input of cells 1..L-1 only, "
+                "never on cell 0's [context, embedding].",
+            )
+        else:
+            expect(
+                not np.allclose(trained, first),
+                "a 2-layer decoder, dropout=0.5, training=True, zero encoder "
+                "outputs: the output equals inference, so no dropout acts "
+                "between the GRU layers (cell 1 must read Dropout(cell 0's "
+                "state)).",
+            )
 
 
 def test_keras_layer_contract(rng):
