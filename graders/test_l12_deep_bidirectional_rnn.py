@@ -77,6 +77,17 @@ MASK_ONLY_BOTTOM = Mistake(
     "the padded steps and their states move past the sequence's end: pass "
     "mask to every layer.",
 )
+MASK_NOT_REVERSED = Mistake(
+    "backward_mask_not_reversed",
+    "the backward RNN reads the reversed inputs with the mask in its "
+    "original order, so it reads the padding and skips real steps: flip "
+    "the mask along the time axis together with the inputs.",
+)
+BACKWARD_INIT_IGNORED = Mistake(
+    "backward_ignores_initial_state",
+    "the backward RNN starts from zeros: it starts from initial_state[1], "
+    "as the forward one from initial_state[0].",
+)
 MISTAKES = (
     ONLY_LAST_STATE,
     NOT_RE_REVERSED,
@@ -85,6 +96,8 @@ MISTAKES = (
     MASK_ONLY_BOTTOM,
     DROPOUT_ON_INPUTS,
     DROPOUT_ON_TOP,
+    MASK_NOT_REVERSED,
+    BACKWARD_INIT_IGNORED,
 )
 STACK_MISTAKES = (ONLY_LAST_STATE, MASK_ONLY_BOTTOM)  # ref_stacked's
 BIDIRECTIONAL_MISTAKES = (NOT_RE_REVERSED, RUNS_FORWARD, DIRECTIONS_SWAPPED)
@@ -123,12 +136,21 @@ def ref_stacked(x, weights, initial_state=None, mask=None, mistake=None):
 
 
 @reference
-def ref_bidirectional(x, weights, mistake=None):
-    """weights: forward (3) then backward (3) -> ((B, T, 2U), [h->, h<-])."""
+def ref_bidirectional(x, weights, initial_state=None, mask=None, mistake=None):
+    """weights: forward (3) then backward (3) -> ((B, T, 2U), [h->, h<-]);
+    initial_state: None or [h->_0, h<-_0]; mask: None or (B, T)."""
     x = np.asarray(x, np.float64)
-    forward, h_forward = ref_rnn(x, None, weights[:3])
+    h0 = [None, None] if initial_state is None else list(initial_state)
+    if mistake is BACKWARD_INIT_IGNORED:
+        h0[1] = None
+    forward, h_forward = ref_rnn(x, h0[0], weights[:3], mask)
     backward_in = x if mistake is RUNS_FORWARD else x[:, ::-1]
-    backward, h_backward = ref_rnn(backward_in, None, weights[3:])
+    backward_mask = mask
+    if mask is not None and mistake is not MASK_NOT_REVERSED:
+        backward_mask = mask[:, ::-1]
+    backward, h_backward = ref_rnn(
+        backward_in, h0[1], weights[3:], backward_mask
+    )
     if mistake is not NOT_RE_REVERSED:
         backward = backward[:, ::-1]
     halves = [forward, backward]
@@ -170,11 +192,11 @@ def run_stacked_dropout(m, x):
 
 
 @lesson.probe
-def run_bidirectional(m, cell, x, weights, mask=None):
+def run_bidirectional(m, cell, x, weights, mask=None, initial_state=None):
     layer = m.BidirectionalRNN(U, cell=cell)
     layer(x)  # build
     layer.set_weights(weights)
-    outputs, states = layer(x, mask=mask)
+    outputs, states = layer(x, initial_state=initial_state, mask=mask)
     return outputs, list(states)
 
 
@@ -514,6 +536,54 @@ def test_bidirectional_matches_keras_bidirectional(rng, masked):
     )
 
 
+@pytest.mark.points(2)
+def test_bidirectional_mask_and_initial_state(rng):
+    """Padding after step 3 of the first sequence, and an initial state
+    for each direction: the outputs at the real steps and both last states
+    are those of the sequence without its padding."""
+    x, lengths = _x(rng), (3, T)
+    weights = _bidirectional_weights(rng, "rnn")
+    init = [rng.uniform(-1, 1, (B, U)).astype("float32") for _ in range(2)]
+    mask = np.arange(T)[None, :] < np.array(lengths)[:, None]  # (B, T)
+    outputs, states = run_bidirectional("rnn", x, weights, mask, init)
+    expect_shape(outputs, (B, T, 2 * U), "BidirectionalRNN('rnn') output")
+    unpadded = [
+        ref_bidirectional(
+            x[b : b + 1, :n], weights, [h[b : b + 1] for h in init]
+        )
+        for b, n in enumerate(lengths)
+    ]
+    diagnoses = partial(
+        _diagnoses,
+        ref_bidirectional,
+        x,
+        weights,
+        init,
+        mask,
+        mistakes=(
+            *BIDIRECTIONAL_MISTAKES,
+            MASK_NOT_REVERSED,
+            BACKWARD_INIT_IGNORED,
+        ),
+    )
+    expect_close(
+        np.asarray(outputs)[mask],
+        np.concatenate([ref[0][0] for ref in unpadded]),
+        "BidirectionalRNN('rnn') outputs at the real steps, with a padding "
+        "mask and an initial state",
+        diagnoses=diagnoses(pick=lambda o: o[0][mask]),
+        hint="the backward RNN reads the flipped inputs with the flipped "
+        "mask, from initial_state[1].",
+    )
+    expect_close(
+        stack_same_shape(states, "BidirectionalRNN('rnn') states"),
+        np.concatenate([np.stack(ref[1]) for ref in unpadded], axis=1),
+        "BidirectionalRNN('rnn') [forward_state, backward_state] with a "
+        "padding mask and an initial state",
+        diagnoses=diagnoses(pick=lambda o: np.stack(o[1])),
+    )
+
+
 def _changed(outputs, perturbed):
     """(T, 2) booleans: which positions of each half moved."""
     diff = np.abs(np.asarray(perturbed) - np.asarray(outputs))
@@ -547,8 +617,8 @@ def test_bidirectional_output_at_t_sees_the_future(rng):
         diagnoses={
             m: (
                 lambda m=m: _changed(
-                    ref_bidirectional(x, weights, m)[0],
-                    ref_bidirectional(moved, weights, m)[0],
+                    ref_bidirectional(x, weights, mistake=m)[0],
+                    ref_bidirectional(moved, weights, mistake=m)[0],
                 ).astype(float)
             )
             for m in BIDIRECTIONAL_MISTAKES

@@ -181,6 +181,8 @@ class BidirectionalRNN(keras.layers.Layer):
 
     Call arguments:
         inputs: `(B, T, D)`.
+        initial_state: None (zeros), or `[forward_state, backward_state]`,
+            where each RNN starts (each `(B, U)`, or `[h, c]` for "lstm").
         mask: optional `(B, T)` boolean, True at real (not padded) steps.
         training: bool, passed to both RNNs.
 
@@ -207,11 +209,18 @@ class BidirectionalRNN(keras.layers.Layer):
             cell, num_hiddens, "backward", self.dtype_policy
         )
 
-    def build(self, inputs_shape):
+    def build(self, inputs_shape, initial_state_shape=None):
         self.forward_rnn.build(inputs_shape)
         self.backward_rnn.build(inputs_shape)
 
-    def call(self, inputs, mask=None, training=None):
+    def call(self, inputs, initial_state=None, mask=None, training=None):
+        if initial_state is None:
+            initial_state = [None, None]
+        elif len(initial_state) != 2:
+            raise ValueError(
+                "`initial_state` must be [forward_state, backward_state], "
+                f"got {len(initial_state)} states"
+            )
         # TODO(l12): H_t = [H->_t, H<-_t] of the module docstring, inputs
         #   (B, T, D) -> (B, T, 2U) outputs, the forward half (B, T, U)
         #   first. self.forward_rnn reads the inputs as X_1 ... X_T;
@@ -219,6 +228,8 @@ class BidirectionalRNN(keras.layers.Layer):
         #   (B, T) mask, when there is one, reversed in time the same way
         #   (padding met first, and skipped). Position t of the result holds
         #   H<-_t, the state after reading X_T ... X_t, aligned with H->_t.
+        #   The forward RNN starts from initial_state[0], the backward one
+        #   from initial_state[1] (None: zeros).
         #   Both RNNs see mask and training; split_results gives (outputs
         #   (B, T, U), state) for each. Return (outputs (B, T, 2U),
         #   [forward_state, backward_state]). Our solution is about 10 lines.

@@ -190,6 +190,8 @@ class BidirectionalRNN(keras.layers.Layer):
 
     Call arguments:
         inputs: `(B, T, D)`.
+        initial_state: None (zeros), or `[forward_state, backward_state]`,
+            where each RNN starts (each `(B, U)`, or `[h, c]` for "lstm").
         mask: optional `(B, T)` boolean, True at real (not padded) steps.
         training: bool, passed to both RNNs.
 
@@ -216,11 +218,18 @@ class BidirectionalRNN(keras.layers.Layer):
             cell, num_hiddens, "backward", self.dtype_policy
         )
 
-    def build(self, inputs_shape):
+    def build(self, inputs_shape, initial_state_shape=None):
         self.forward_rnn.build(inputs_shape)
         self.backward_rnn.build(inputs_shape)
 
-    def call(self, inputs, mask=None, training=None):
+    def call(self, inputs, initial_state=None, mask=None, training=None):
+        if initial_state is None:
+            initial_state = [None, None]
+        elif len(initial_state) != 2:
+            raise ValueError(
+                "`initial_state` must be [forward_state, backward_state], "
+                f"got {len(initial_state)} states"
+            )
         # TODO(l12): H_t = [H->_t, H<-_t] of the module docstring, inputs
         #   (B, T, D) -> (B, T, 2U) outputs, the forward half (B, T, U)
         #   first. self.forward_rnn reads the inputs as X_1 ... X_T;
@@ -228,6 +237,8 @@ class BidirectionalRNN(keras.layers.Layer):
         #   (B, T) mask, when there is one, reversed in time the same way
         #   (padding met first, and skipped). Position t of the result holds
         #   H<-_t, the state after reading X_T ... X_t, aligned with H->_t.
+        #   The forward RNN starts from initial_state[0], the backward one
+        #   from initial_state[1] (None: zeros).
         #   Both RNNs see mask and training; split_results gives (outputs
         #   (B, T, U), state) for each. Return (outputs (B, T, 2U),
         #   [forward_state, backward_state]). Our solution is about 10 lines.
@@ -235,13 +246,21 @@ class BidirectionalRNN(keras.layers.Layer):
         #   按 [正向, 反向] 在特征轴上连结。
         # BEGIN SOLUTION
         forward_out, forward_state = split_results(
-            self.forward_rnn(inputs, mask=mask, training=training)
+            self.forward_rnn(
+                inputs,
+                initial_state=initial_state[0],
+                mask=mask,
+                training=training,
+            )
         )  # (B, T, U)
         reversed_inputs = ops.flip(inputs, axis=1)  # x_T, ..., x_1
         reversed_mask = None if mask is None else ops.flip(mask, axis=1)
         backward_out, backward_state = split_results(
             self.backward_rnn(
-                reversed_inputs, mask=reversed_mask, training=training
+                reversed_inputs,
+                initial_state=initial_state[1],
+                mask=reversed_mask,
+                training=training,
             )
         )  # (B, T, U), position t holds the state after x_T ... x_{T-t}
         backward_out = ops.flip(backward_out, axis=1)  # re-align with x_t
