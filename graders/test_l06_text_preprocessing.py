@@ -17,6 +17,7 @@ from graders.lib.conventions import book_vs_course
 from graders.lib.fixtures import reference
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
+from graders.lib.judge import fail
 from graders.lib.probes import value_errors
 from m2t.grading.probe import Lesson
 
@@ -70,6 +71,17 @@ TIES_ALPHABETICAL = Mistake(
     "tokens of equal frequency are ordered alphabetically: they keep the "
     "order in which they first appear (a stable sort by count only).",
 )
+FLAT_TO_TOKENS = Mistake(
+    "to_tokens_flat_only",
+    book_vs_course(
+        "to_tokens raises a TypeError on nested indices",
+        "'s to_tokens takes one flat list (int(index) for each index)",
+        "maps lists, tuples and arrays of indices, nested to any depth, "
+        "element by element, as vocab[...] maps tokens",
+        "so vocab.to_tokens(vocab[x]) gives x back for every x vocab[...] "
+        "takes, a batch of lines (B, T) included",
+    ),
+)
 MISTAKES = (
     SPLIT_ON_SPACE,
     CHARS_DROP_SPACES,
@@ -77,6 +89,7 @@ MISTAKES = (
     UNK_NOT_AT_ZERO,
     MIN_FREQ_OFF_BY_ONE,
     TIES_ALPHABETICAL,
+    FLAT_TO_TOKENS,
 )
 VOCAB_MISTAKES = (
     ASCENDING,
@@ -197,16 +210,6 @@ def run_nested(m, tokens):
         ),
         "back_scalar": vocab.to_tokens(np.int64(2)),
     }
-
-
-FLAT_TO_TOKENS = book_vs_course(
-    "to_tokens raised {error} on nested indices",
-    "'s to_tokens takes one flat list (int(index) for each index)",
-    "maps lists, tuples and arrays of indices, nested to any depth, element "
-    "by element, as vocab[...] maps tokens",
-    "so vocab.to_tokens(vocab[x]) gives x back for every x vocab[...] takes, "
-    "a batch of lines (B, T) included",
-)
 
 
 @lesson.probe
@@ -383,7 +386,10 @@ def test_nested_lookups_and_to_tokens():
     }
     for key, want in expected.items():
         if isinstance(facts[key], dict):
-            expect(False, FLAT_TO_TOKENS.format(error=facts[key]["error"]))
+            error = facts[key]["error"]
+            fail(
+                [f"to_tokens raised {error} on nested indices."], FLAT_TO_TOKENS
+            )
         expect(
             facts[key] == want,
             f"Vocab lookups ({key}): expected {want!r}, got {facts[key]!r}. "

@@ -19,6 +19,7 @@ from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
 from graders.lib.judge import expect_shape
+from graders.lib.judge import fail
 from graders.lib.judge import mistake_outputs
 from graders.lib.probes import value_errors
 from graders.lib.tolerances import EXACT
@@ -58,6 +59,19 @@ VALID_LEN_COUNTS_PADS = Mistake(
     "valid_len counts the padding too (it is num_steps everywhere): count "
     "only the entries that are not '<pad>'.",
 )
+LINE_LOOKUP = Mistake(
+    "whole_line_lookup",
+    book_vs_course(
+        "build_array_nmt looks a whole line up, which a plain dict "
+        "vocabulary refuses",
+        "looks a whole line up at once, vocab[line], which its Vocab class "
+        "allows",
+        "passes any mapping of token -> id, a plain dict too: look each "
+        "token up, [vocab[token] for token in line]",
+        "build_array_nmt's contract is a mapping, and a dict cannot take a "
+        "list as a key",
+    ),
+)
 MISTAKES = (
     SPACE_DOUBLED,
     EXAMPLES_OFF_BY_ONE,
@@ -65,6 +79,7 @@ MISTAKES = (
     PADS_ON_LEFT,
     NO_EOS,
     VALID_LEN_COUNTS_PADS,
+    LINE_LOOKUP,
 )
 
 
@@ -160,22 +175,15 @@ def run_build_array(m, lines, vocab, num_steps):
     )
 
 
-LINE_LOOKUP = book_vs_course(
-    "build_array_nmt raised {error} on a plain dict vocabulary",
-    "looks a whole line up at once, vocab[line], which its Vocab class allows",
-    "passes any mapping of token -> id, a plain dict too: look each token "
-    "up, [vocab[token] for token in line]",
-    "build_array_nmt's contract is a mapping, and a dict cannot take a list "
-    "as a key",
-)
-
-
 def build_array(lines, vocab, num_steps):
     """run_build_array, failing with LINE_LOOKUP where d2l's vocab[line]
     meets a dict."""
     got = run_build_array(lines, vocab, num_steps)
     if isinstance(got, dict):
-        expect(False, LINE_LOOKUP.format(error=got["error"]))
+        fail(
+            [f"build_array_nmt raised {got['error']} on a plain dict."],
+            LINE_LOOKUP,
+        )
     return got
 
 
@@ -212,6 +220,7 @@ PREPROCESS_CASES = {
     "nbsp": ("Je\u202fsuis\xa0là ?", "je suis là ?"),
     "nbsp_before_mark": ("Attends\u202f!\tWait!", "attends !\twait !"),
     "mark_first": (".Start. Now!!", ".start . now ! !"),
+    "mark_second": ("I.\tOk!", "i .\tok !"),  # index 1 follows index 0
 }
 
 CORPUS = (

@@ -26,6 +26,7 @@ from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
 from graders.lib.judge import expect_shape
+from graders.lib.judge import fail
 from graders.lib.judge import mistake_outputs
 from graders.lib.judge import stack_same_shape
 from graders.lib.probes import gradient_check
@@ -95,6 +96,17 @@ GREEDY_NO_STOP = Mistake(
     "greedy decoding goes on after '<eos>': stop at '<eos>' and leave it "
     "out of the output.",
 )
+SHORT_BLEU = Mistake(
+    "bleu_short_prediction_divides_by_zero",
+    book_vs_course(
+        "bleu divides by zero for a prediction shorter than k words",
+        "(d2l-zh) divides by len_pred - n + 1, which is 0 once n exceeds the "
+        "prediction's length",
+        "scores a prediction shorter than k words 0.0: return it before the "
+        "n-gram loop",
+        "such a prediction has no n-grams of length k, so it matches none",
+    ),
+)
 MISTAKES = (
     CONTEXT_FROM_DECODER,
     NOT_SHIFTED,
@@ -106,6 +118,7 @@ MISTAKES = (
     NO_CLIPPING,
     NO_LENGTH_NORM,
     GREEDY_NO_STOP,
+    SHORT_BLEU,
 )
 
 
@@ -737,16 +750,6 @@ BLEU_CASES = {  # (prediction, label, k)
 }
 
 
-SHORT_BLEU = book_vs_course(
-    "bleu raised {error} for a prediction of {n} word(s), shorter than k={k}",
-    "(d2l-zh) divides by len_pred - n + 1, which is 0 once n exceeds the "
-    "prediction's length",
-    "scores a prediction shorter than k words 0.0: return it before the "
-    "n-gram loop",
-    "such a prediction has no n-grams of length k, so it matches none",
-)
-
-
 @pytest.mark.parametrize("case", list(BLEU_CASES), ids=str)
 def test_bleu(case):
     pred, label, k = BLEU_CASES[case]
@@ -758,7 +761,13 @@ def test_bleu(case):
     got = run_bleu(pred, label, k)
     if isinstance(got, dict):
         words = len(pred.split())
-        expect(False, SHORT_BLEU.format(error=got["error"], n=words, k=k))
+        fail(
+            [
+                f"bleu raised {got['error']} for a prediction of {words} "
+                f"word(s), shorter than k={k}."
+            ],
+            SHORT_BLEU,
+        )
     expect_close(
         got,
         expected,
