@@ -19,6 +19,10 @@
 #
 # `H = relu(X W1 + b1)`, `O = H W2 + b2`: without the relu the two layers
 # collapse into one affine map, and a line cannot separate two spirals.
+#
+# 这个笔记本运行**你的** `lessons/l01_mlp.py`（每次保存后重新加载）；
+# 最后一个单元格像 `m2t grade 01` 那样给它评分。`H = relu(X W1 + b1)`，`O = H
+# W2 + b2`：没有 relu，两层就合成一个仿射变换，而一条直线分不开两条螺旋线。
 
 # %%
 import keras
@@ -43,10 +47,12 @@ with notebooks.attempt("relu"):
     plt.show()
 
 # %% [markdown]
-# ## Two spirals
+# ## Two spirals（两条螺旋线）
 #
 # Two classes wound around each other; an MLP with one hidden layer learns
 # to tell them apart, a linear model cannot.
+#
+# 两个类别互相缠绕；一个隐藏层的多层感知机能学会把它们分开，线性模型做不到。
 
 # %%
 rng = np.random.default_rng(0)
@@ -96,10 +102,12 @@ with notebooks.attempt("MLP"):
     plt.show()
 
 # %% [markdown]
-# ## A stable cross-entropy
+# ## A stable cross-entropy（数值稳定的交叉熵）
 #
 # Large logits overflow a naive `exp`; the log-sum-exp trick keeps the loss
 # finite.
+#
+# logits 很大时，朴素的 `exp` 会溢出；log-sum-exp 技巧让损失保持有限。
 
 # %%
 with notebooks.attempt("softmax_cross_entropy"):
@@ -107,7 +115,7 @@ with notebooks.attempt("softmax_cross_entropy"):
     print(np.asarray(m.softmax_cross_entropy(logits, np.array([0, 1]))))
 
 # %% [markdown]
-# ## Grade
+# ## Grade（评分）
 
 # %%
 result = notebooks.grade("01")

@@ -21,6 +21,13 @@
 # the channel axis (the last one here). A residual block adds its input
 # back to what its layers compute, `relu(F(X) + X)`: with `F = 0` it passes
 # the input through, so an extra block never has to hurt.
+#
+# 这个笔记本运行**你的**
+# `lessons/l03_inception_resnet.py`（每次保存后重新加载）；最后一个单元格像
+# `m2t grade 03` 那样给它评分。Inception 块在同一个输入上运行四条路径，
+# 再在通道轴（这里是最后一个轴）上把它们连结起来。
+# 残差块把输入加回到它的各层算出的结果上，`relu(F(X) + X)`：`F = 0`
+# 时它让输入原样通过，所以多加一个块永远不会有害。
 
 # %%
 import keras
@@ -50,11 +57,14 @@ def table(net, input_shape):
 
 
 # %% [markdown]
-# ## One Inception block
+# ## One Inception block（一个 Inception 块）
 #
 # Every path keeps height and width; the 1x1 convolutions in front of the
 # 3x3 and 5x5 ones cut 192 channels to 96 and 16 first, which keeps the
 # block cheap. The output has `64 + 128 + 32 + 32 = 256` channels.
+#
+# 每条路径都保持高和宽；3x3 和 5x5 卷积前面的 1x1 卷积先把 192 个通道削减到 96
+# 和 16，让这个块的计算量保持很小。输出有 `64 + 128 + 32 + 32 = 256` 个通道。
 
 # %%
 with notebooks.attempt("Inception"):
@@ -69,6 +79,9 @@ with notebooks.attempt("Inception"):
 #
 # On a 96x96 image, five stages each halve the size; the last one ends
 # with a global average pooling instead of a big dense layer.
+#
+# 在 96x96 的图像上，五个阶段各把尺寸减半；最后一个阶段用全局平均汇聚收尾，
+# 而不是一个大的全连接层。
 
 # %%
 with notebooks.attempt("googlenet"):
@@ -94,12 +107,15 @@ with notebooks.attempt("googlenet"):
     plt.show()
 
 # %% [markdown]
-# ## Residual blocks
+# ## Residual blocks（残差块）
 #
 # Without a 1x1 convolution the shapes must match: the input is added as
 # it is. With `use_1x1conv=True, strides=2` the shortcut is a strided 1x1
 # convolution, so it halves the size and changes the channels the same way
 # the main path does.
+#
+# 没有 1x1 卷积时形状必须一致：输入原样加上去。`use_1x1conv=True, strides=2`
+# 时，捷径是一个带步幅的 1x1 卷积，它像主路径一样把尺寸减半并改变通道数。
 
 # %%
 with notebooks.attempt("Residual"):
@@ -113,6 +129,10 @@ with notebooks.attempt("Residual"):
 # outputs 0 (its shift `beta` starts at 0 too) and the block is
 # `relu(0 + X)`: the identity on a non-negative input, whatever the
 # convolutions' weights are.
+#
+# 把最后一个批量规范化的缩放 `gamma` 设为零：主路径于是输出 0（它的平移 `beta`
+# 也从 0 开始），这个块就是 `relu(0 + X)`：无论卷积的权重是什么，
+# 对非负输入它都是恒等映射。
 
 # %%
 with notebooks.attempt("Residual"):
@@ -129,18 +149,26 @@ with notebooks.attempt("Residual"):
 #
 # The first stage keeps 56x56 (it follows a max-pooling); each later stage
 # starts with a strided residual block and halves it.
+#
+# 第一个阶段保持 56x56（它接在最大汇聚层之后）；
+# 之后每个阶段都以一个带步幅的残差块开始，把尺寸减半。
 
 # %%
 with notebooks.attempt("resnet18 / resnet_block"):
     table(m.resnet18(), (1, 224, 224, 1))
 
 # %% [markdown]
-# ## A narrow ResNet-18 on toy shapes
+# ## A narrow ResNet-18 on toy shapes（在玩具形状数据上训练一个窄的 ResNet-18）
 #
 # Widths (8, 16, 32, 64) on the 28x28 images. Keras's batch norm updates
 # its moving averages slowly (`momentum=0.99`); PyTorch's default, which
 # d2l uses, is 0.9 in Keras's terms. We take 0.9 so that after a few
 # steps the averages used at test time (`training=False`) have caught up.
+#
+# 在 28x28 的图像上，宽度取 (8, 16, 32, 64)。Keras
+# 的批量规范化更新滑动平均很慢（`momentum=0.99`）；d2l 用的 PyTorch 默认值换成
+# Keras 的说法是 0.9。我们取 0.9，这样训练几步之后，测试时（`training=False`）
+# 用的平均值就跟上来了。
 
 # %%
 steps = 20 if notebooks.short() else 94  # minibatches of 64 per epoch
@@ -155,7 +183,7 @@ with notebooks.attempt("resnet18"):
     )
 
 # %% [markdown]
-# ## Grade
+# ## Grade（评分）
 
 # %%
 result = notebooks.grade("03")

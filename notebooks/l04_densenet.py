@@ -21,6 +21,12 @@
 # them on the channel axis: every later layer sees all earlier features.
 # The channels grow by the growth rate (增长率) with each ConvBlock, and a
 # transition block (过渡层) cuts them back and halves the image.
+#
+# 这个笔记本运行**你的** `lessons/l04_densenet.py`（每次保存后重新加载）；
+# 最后一个单元格像 `m2t grade 04` 那样给它评分。ResNet 把块的输入加到输出上，
+# DenseNet 则在通道轴上把它们连结起来：后面的每一层都能看到前面所有的特征。
+# 每经过一个 ConvBlock，通道数就增加一个增长率，而过渡层把通道削减回来，
+# 并把图像减半。
 
 # %%
 import keras
@@ -33,10 +39,13 @@ m = notebooks.load("04")
 rng = np.random.default_rng(0)
 
 # %% [markdown]
-# ## Dense block and transition block
+# ## Dense block and transition block（稠密块和过渡层）
 #
 # `DenseBlock(2, 10)` on 3 channels: 3 + 2 * 10 = 23 channels. The first 3
 # output channels are the input itself, untouched: concatenation keeps it.
+#
+# `DenseBlock(2, 10)` 作用于 3 个通道：3 + 2 * 10 = 23 个通道。输出的前 3
+# 个通道就是输入本身，原封不动：连结保留了它。
 
 # %%
 with notebooks.attempt("DenseBlock / ConvBlock"):
@@ -53,6 +62,10 @@ with notebooks.attempt("TransitionBlock"):
 # What each ConvBlock of `DenseBlock(4, 32)` reads, on a 64-channel input:
 # ConvBlock `i` sees the input and the outputs of ConvBlocks `1 .. i - 1`,
 # `64 + (i - 1) * 32` channels.
+#
+# 在 64 个通道的输入上，`DenseBlock(4, 32)` 的每个 ConvBlock 读入什么：
+# ConvBlock `i` 看到输入以及 ConvBlock `1 .. i - 1` 的输出，共 `64 + (i - 1) *
+# 32` 个通道。
 
 # %%
 with notebooks.attempt("DenseBlock"):
@@ -83,6 +96,9 @@ with notebooks.attempt("DenseBlock"):
 # On a 96x96 image: the stem takes it to 24x24 with 64 channels; each dense
 # block adds 4 * 32 = 128 channels, each transition block halves them and
 # the image.
+#
+# 在 96x96 的图像上：起始部分把它变成 24x24、64 个通道；每个稠密块增加 4 * 32 =
+# 128 个通道，每个过渡层把通道数和图像都减半。
 
 # %%
 with notebooks.attempt("densenet"):
@@ -120,13 +136,18 @@ with notebooks.attempt("densenet"):
     plt.show()
 
 # %% [markdown]
-# ## A narrow DenseNet on toy shapes
+# ## A narrow DenseNet on toy shapes（在玩具形状数据上训练一个窄的 DenseNet）
 #
 # 16 stem channels, growth rate 8 and three dense blocks of two ConvBlocks,
 # on the 28x28 images (28 -> 7 after the stem, then 3, then 1). As in
 # lesson 03 the batch norms average their statistics with momentum 0.9
 # (PyTorch's default) so that a short training is enough for
 # `training=False`.
+#
+# 起始部分 16 个通道，增长率 8，三个各含两个 ConvBlock 的稠密块，在 28x28
+# 的图像上（起始部分之后 28 -> 7，然后 3，然后 1）。和第 03 课一样，
+# 批量规范化用动量 0.9（PyTorch 的默认值）平均统计量，
+# 这样短时间的训练就足以用于 `training=False`。
 
 # %%
 steps = 20 if notebooks.short() else 94  # minibatches of 64 per epoch
@@ -141,7 +162,7 @@ with notebooks.attempt("densenet"):
     )
 
 # %% [markdown]
-# ## Grade
+# ## Grade（评分）
 
 # %%
 result = notebooks.grade("04")

@@ -19,6 +19,10 @@
 #
 # An autoregressive model predicts `x_t` from the `tau` values before it.
 # One step ahead it does well; fed its own predictions, errors compound.
+#
+# 这个笔记本运行**你的** `lessons/l05_sequence_models.py`（每次保存后重新加载）
+# ；最后一个单元格像 `m2t grade 05` 那样给它评分。自回归模型用 `x_t` 前面的
+# `tau` 个值来预测它。单步预测做得不错；喂给它自己的预测时，误差就会累积。
 
 # %%
 import matplotlib.pyplot as plt
@@ -39,9 +43,11 @@ plt.ylabel("x")
 plt.show()
 
 # %% [markdown]
-# ## Lagged features
+# ## Lagged features（滞后特征）
 #
 # Row `j` holds `x[j], ..., x[j + tau - 1]`; its label is `x[j + tau]`.
+#
+# 第 `j` 行是 `x[j], ..., x[j + tau - 1]`；它的标签是 `x[j + tau]`。
 
 # %%
 with notebooks.attempt("lagged_features"):
@@ -50,7 +56,7 @@ with notebooks.attempt("lagged_features"):
     print(features[:2], labels[:2])
 
 # %% [markdown]
-# ## Training, then k-step-ahead prediction
+# ## Training, then k-step-ahead prediction（训练，然后做 k 步预测）
 
 # %%
 model = None
@@ -74,7 +80,7 @@ with notebooks.attempt("k_step_predict"):
     plt.show()
 
 # %% [markdown]
-# ## Grade
+# ## Grade（评分）
 
 # %%
 result = notebooks.grade("05")

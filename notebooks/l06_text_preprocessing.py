@@ -19,6 +19,11 @@
 #
 # Lines become tokens (words or characters), tokens become indices through a
 # vocabulary (词表) sorted by frequency, with `<unk>` at index 0.
+#
+# 这个笔记本运行**你的**
+# `lessons/l06_text_preprocessing.py`（每次保存后重新加载）；最后一个单元格像
+# `m2t grade 06` 那样给它评分。文本行变成词元（单词或字符），
+# 词元再通过按频率排序的词表变成索引，`<unk>` 的索引为 0。
 
 # %%
 import matplotlib.pyplot as plt
@@ -40,10 +45,13 @@ with notebooks.attempt("tokenize / Vocab"):
     print(words[["the", "time", "machine"]], words.to_tokens([1, 2, 3]))
 
 # %% [markdown]
-# ## Zipf's law
+# ## Zipf's law（齐普夫定律）
 #
 # Word frequency against rank is close to a straight line on log-log axes:
 # a few words are everywhere, most are rare.
+#
+# 在双对数坐标上，词频对排名几乎是一条直线：少数几个词到处都是，
+# 大多数词都很罕见。
 
 # %%
 with notebooks.attempt("Vocab.token_freqs"):
@@ -55,7 +63,7 @@ with notebooks.attempt("Vocab.token_freqs"):
     plt.show()
 
 # %% [markdown]
-# ## Grade
+# ## Grade（评分）
 
 # %%
 result = notebooks.grade("06")

@@ -21,6 +21,12 @@
 # `X` holds `num_steps` tokens and `Y` the same tokens one step later.
 # Random sampling (随机采样) and sequential partitioning (顺序分区) cut the
 # corpus differently; perplexity (困惑度) scores the model.
+#
+# 这个笔记本运行**你的**
+# `lessons/l07_language_model_data.py`（每次保存后重新加载）；最后一个单元格像
+# `m2t grade 07` 那样给它评分。语言模型用从一条长语料中切出的子序列来训练：`X`
+# 是 `num_steps` 个词元，`Y` 是同样的词元后移一步。
+# 随机采样和顺序分区切分语料的方式不同；困惑度给模型打分。
 
 # %%
 import matplotlib.pyplot as plt
@@ -34,10 +40,13 @@ corpus = np.arange(35)  # token i is the number i: easy to follow
 B, T = 2, 5
 
 # %% [markdown]
-# ## Both iterators on the corpus 0 .. 34
+# ## Both iterators on the corpus 0 .. 34（两种迭代器作用于语料 0 .. 34）
 #
 # `Y` is `X` shifted by one. Both skip a random offset in `[0, T)` first,
 # so each epoch cuts the corpus at different places.
+#
+# `Y` 是 `X` 后移一位。两者都先跳过 `[0, T)` 中的一个随机偏移，
+# 所以每个迭代周期都在不同的位置切分语料。
 
 # %%
 batches = {}
@@ -52,13 +61,18 @@ for name, fn in (
             print("  X", X.tolist(), " Y", Y.tolist())
 
 # %% [markdown]
-# ## Minibatches as index grids
+# ## Minibatches as index grids（把小批量画成索引网格）
 #
 # Each panel is one minibatch `X`, `(B, T)`, coloured by token index.
 # Random: the rows of a minibatch, and minibatches one after another,
 # jump around the corpus. Sequential: row `b` of one minibatch continues
 # where row `b` of the previous one stopped, so a model may carry its
 # hidden state across minibatches.
+#
+# 每一格是一个小批量 `X`，`(B, T)`，按词元索引着色。随机采样：
+# 一个小批量中的各行，以及先后相继的各个小批量，都在语料中跳来跳去。顺序分区：
+# 一个小批量的第 `b` 行从上一个小批量第 `b` 行停下的地方接着往下，
+# 所以模型可以把隐状态跨小批量传下去。
 
 # %%
 if batches:
@@ -87,6 +101,9 @@ if batches:
 # The same minibatches seen from the corpus: each token is coloured by the
 # minibatch whose `X` uses it (white: not used this epoch) and labelled
 # with its row `b` in that minibatch.
+#
+# 从语料的角度看同样的这些小批量：每个词元按用到它的 `X`
+# 所属的小批量着色（白色：本轮没有用到），并标出它在那个小批量中的行号 `b`。
 
 # %%
 if batches:
@@ -120,10 +137,13 @@ if batches:
     plt.show()
 
 # %% [markdown]
-# ## On text
+# ## On text（在文本上）
 #
 # With characters as tokens, `Y` reads as `X` moved one letter on: at
 # every position the label is the next character.
+#
+# 以字符为词元时，`Y` 读起来就是 `X` 往后移了一个字母：
+# 每个位置的标签都是下一个字符。
 
 # %%
 text = " ".join(line for line in m2t_data.time_machine_lines() if line)
@@ -139,12 +159,16 @@ with notebooks.attempt("seq_data_iter_sequential"):
         )
 
 # %% [markdown]
-# ## Perplexity
+# ## Perplexity（困惑度）
 #
 # `exp(mean cross-entropy)`: a uniform guess over `V` characters scores
 # exactly `V`. Counting letter frequencies (unigram) does better; counting
 # which letter follows which (bigram) better still. Counts come from the
 # first 40,000 characters, the scores from the next 10,000.
+#
+# `exp(平均交叉熵)`：在 `V` 个字符上均匀猜测，得分正好是 `V`。
+# 统计字母频率（一元语法）做得更好；统计哪个字母跟在哪个字母后面（二元语法）
+# 更好。计数来自前 40,000 个字符，得分来自接下来的 10,000 个字符。
 
 # %%
 V = len(chars)
@@ -169,7 +193,7 @@ with notebooks.attempt("perplexity"):
     plt.show()
 
 # %% [markdown]
-# ## Grade
+# ## Grade（评分）
 
 # %%
 result = notebooks.grade("07")

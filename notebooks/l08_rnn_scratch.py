@@ -20,6 +20,11 @@
 # A character-level language model. The hidden state (隐状态) carries what
 # the network has read: `H_t = tanh(X_t W_xh + H_{t-1} W_hh + b_h)`, and
 # every step predicts the next character, `O_t = H_t W_hq + b_q`.
+#
+# 这个笔记本运行**你的** `lessons/l08_rnn_scratch.py`（每次保存后重新加载）；
+# 最后一个单元格像 `m2t grade 08` 那样给它评分。一个字符级语言模型。
+# 隐状态记着网络读过的内容：`H_t = tanh(X_t W_xh + H_{t-1} W_hh + b_h)`，
+# 每一步都预测下一个字符，`O_t = H_t W_hq + b_q`。
 
 # %%
 import keras
@@ -38,10 +43,13 @@ corpus = np.array([lookup[c] for c in text], dtype="int32")
 print(f"{len(corpus):,} characters, V = {V}")
 
 # %% [markdown]
-# ## One-hot inputs
+# ## One-hot inputs（独热输入）
 #
 # Index `i` becomes the vector `e_i` of length `V`; `e_i W_xh` is simply
 # row `i` of `W_xh`. Indices `(B, T)` give `(B, T, V)`.
+#
+# 索引 `i` 变成长度为 `V` 的向量 `e_i`；`e_i W_xh` 就是 `W_xh` 的第 `i` 行。
+# 索引 `(B, T)` 给出 `(B, T, V)`。
 
 # %%
 with notebooks.attempt("one_hot"):
@@ -57,10 +65,13 @@ with notebooks.attempt("one_hot"):
     plt.show()
 
 # %% [markdown]
-# ## Shapes, and the untrained model
+# ## Shapes, and the untrained model（形状，以及未训练的模型）
 #
 # With weights drawn from N(0, 0.01²) every logit is near 0, so the model
 # guesses uniformly: its perplexity is about `V`.
+#
+# 权重从 N(0, 0.01²) 中抽取时，每个 logit 都接近 0，模型就是在均匀地猜：
+# 它的困惑度约为 `V`。
 
 # %%
 num_hiddens = 128 if notebooks.short() else 256
@@ -74,11 +85,14 @@ with notebooks.attempt("RNNScratch"):
     print(f"perplexity before training: {np.exp(float(loss(Y, logits))):.2f}")
 
 # %% [markdown]
-# ## Gradient clipping
+# ## Gradient clipping（梯度裁剪）
 #
 # All the gradients together, scaled so their joint norm is at most θ:
 # small ones pass unchanged, large ones keep their direction and get
 # norm θ.
+#
+# 把所有梯度合在一起缩放，使它们的联合范数至多为 θ：小的原样通过，
+# 大的保持方向、范数变为 θ。
 
 # %%
 with notebooks.attempt("grad_clipping"):
@@ -101,12 +115,16 @@ with notebooks.attempt("grad_clipping"):
     plt.show()
 
 # %% [markdown]
-# ## A short training
+# ## A short training（一次简短的训练）
 #
 # Random sampling (lesson 07): non-overlapping windows of 35 characters in
 # a shuffled order, each minibatch starting from a zero state. SGD with
 # learning rate 1 and clipping at θ = 1. The short version sees only a
 # slice of the corpus per epoch.
+#
+# 随机采样（第 07 课）：35 个字符的互不重叠的窗口，顺序打乱，
+# 每个小批量从零状态开始。SGD，学习率 1，在 θ = 1 处做梯度裁剪。
+# 简短版本每个迭代周期只看语料的一小段。
 
 # %%
 T, B = 35, 32
@@ -141,7 +159,10 @@ with notebooks.attempt("predict / RNNScratch / grad_clipping"):
 # short training that is often a loop of frequent words. The full version
 # (unset `M2T_SHORT`) trains longer and spells better.
 #
-# ## Grade
+# 贪心预测每次都选最可能的字符；训练时间短时，结果常常是几个高频词的循环。
+# 完整版本（不设置 `M2T_SHORT`）训练得更久，拼写也更好。
+#
+# ## Grade（评分）
 
 # %%
 result = notebooks.grade("08")

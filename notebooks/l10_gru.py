@@ -20,6 +20,11 @@
 # The update gate (更新门) `z` decides how much of the old state to keep,
 # the reset gate (重置门) `r` how much of it feeds the candidate state:
 # `h = z * h_prev + (1 - z) * h_cand`.
+#
+# 这个笔记本运行**你的** `lessons/l10_gru.py`（每次保存后重新加载）；
+# 最后一个单元格像 `m2t grade 10` 那样给它评分。更新门 `z`
+# 决定保留多少旧的隐状态，重置门 `r` 决定旧的隐状态有多少进入候选隐状态：`h = z
+# * h_prev + (1 - z) * h_cand`。
 
 # %%
 import keras
@@ -34,10 +39,13 @@ rng = np.random.default_rng(0)
 B, T, D, U = 1, 40, 3, 8
 
 # %% [markdown]
-# ## The same numbers as Keras's GRU
+# ## The same numbers as Keras's GRU（与 Keras 的 GRU 数值相同）
 #
 # Copy the weights into `keras.layers.GRU(reset_after=False)` (same
 # `[z | r | h]` layout) and compare the hidden states step by step.
+#
+# 把权重复制到 `keras.layers.GRU(reset_after=False)` 中（同样的 `[z | r | h]`
+# 布局），逐步比较隐状态。
 
 # %%
 with notebooks.attempt("GRUCell"):
@@ -59,11 +67,14 @@ with notebooks.attempt("GRUCell"):
     plt.show()
 
 # %% [markdown]
-# ## Memory
+# ## Memory（记忆）
 #
 # One pulse at step 5, zeros after it: the gates let the state decay
 # slowly instead of vanishing at once. A larger update-gate bias keeps the
 # memory longer.
+#
+# 第 5 步一个脉冲，之后全是零：门让隐状态缓慢衰减，而不是立刻消失。
+# 更新门的偏置越大，记忆保持得越久。
 
 # %%
 with notebooks.attempt("GRUCell"):
@@ -85,7 +96,7 @@ with notebooks.attempt("GRUCell"):
     plt.show()
 
 # %% [markdown]
-# ## Grade
+# ## Grade（评分）
 
 # %%
 result = notebooks.grade("10")

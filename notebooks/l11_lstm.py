@@ -20,6 +20,11 @@
 # Gates: input `i`, forget `f`, output `o`; candidate memory `c_cand`.
 # `c = f * c_prev + i * c_cand`, `h = o * tanh(c)`: the memory cell carries
 # information across many steps when `f` stays near 1.
+#
+# 这个笔记本运行**你的** `lessons/l11_lstm.py`（每次保存后重新加载）；
+# 最后一个单元格像 `m2t grade 11` 那样给它评分。门：输入门 `i`、遗忘门 `f`、
+# 输出门 `o`；候选记忆元 `c_cand`。`c = f * c_prev + i * c_cand`，`h = o *
+# tanh(c)`：`f` 保持在 1 附近时，记忆元能把信息携带很多步。
 
 # %%
 import keras
@@ -34,10 +39,13 @@ rng = np.random.default_rng(0)
 B, T, D, U = 1, 40, 3, 8
 
 # %% [markdown]
-# ## The same numbers as Keras's LSTM
+# ## The same numbers as Keras's LSTM（与 Keras 的 LSTM 数值相同）
 #
 # Same weight layout, blocks `[i | f | c | o]`: copy the weights into
 # `keras.layers.LSTM` and compare the hidden states.
+#
+# 同样的权重布局，分块为 `[i | f | c | o]`：把权重复制到 `keras.layers.LSTM`
+# 中，比较隐状态。
 
 # %%
 with notebooks.attempt("LSTMCell"):
@@ -58,10 +66,13 @@ with notebooks.attempt("LSTMCell"):
     plt.show()
 
 # %% [markdown]
-# ## The memory cell keeps a pulse
+# ## The memory cell keeps a pulse（记忆元留住一个脉冲）
 #
 # One pulse at step 5, zeros after it. With the forget gate's bias raised,
 # the memory `c` decays slowly; `h = o * tanh(c)` follows it.
+#
+# 第 5 步一个脉冲，之后全是零。把遗忘门的偏置调高，记忆元 `c` 就衰减得很慢；`h
+# = o * tanh(c)` 跟着它变化。
 
 # %%
 with notebooks.attempt("LSTMCell"):
@@ -90,7 +101,7 @@ with notebooks.attempt("LSTMCell"):
     plt.show()
 
 # %% [markdown]
-# ## Grade
+# ## Grade（评分）
 
 # %%
 result = notebooks.grade("11")

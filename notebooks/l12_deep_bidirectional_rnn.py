@@ -21,6 +21,13 @@
 # of the one below. A bidirectional RNN runs one RNN left to right and one
 # right to left and joins their states at each position, so position `t`
 # sees the whole sequence, the future included.
+#
+# 这个笔记本运行**你的**
+# `lessons/l12_deep_bidirectional_rnn.py`（每次保存后重新加载）；
+# 最后一个单元格像 `m2t grade 12` 那样给它评分。
+# 深度循环神经网络把循环层堆叠起来：每一层读入下面那一层的整个输出序列。
+# 双向循环神经网络让一个网络从左往右、另一个从右往左运行，
+# 并在每个位置把它们的隐状态连结起来，所以位置 `t` 能看到整个序列，包括未来。
 
 # %%
 
@@ -36,11 +43,14 @@ rng = np.random.default_rng(0)
 B, T, D, U = 2, 12, 5, 16
 
 # %% [markdown]
-# ## Shapes
+# ## Shapes（形状）
 #
 # The output is the top layer's sequence; the states are one per layer,
 # bottom first (an LSTM's state is the pair `[h, c]`). The bidirectional
 # layer puts the forward half first: `2U` features per position.
+#
+# 输出是顶层的序列；状态每层一个，底层在前（LSTM 的状态是一对 `[h, c]`）。
+# 双向层把正向的一半放在前面：每个位置 `2U` 个特征。
 
 # %%
 x = rng.standard_normal((B, T, D)).astype("float32")
@@ -67,7 +77,7 @@ with notebooks.attempt("BidirectionalRNN"):
     )
 
 # %% [markdown]
-# ## Who reads what
+# ## Who reads what（谁读到了什么）
 #
 # Change the input at one position `s` (rows) and see which outputs `t`
 # (columns) move. A stack of one-directional layers, however deep, only
@@ -76,6 +86,11 @@ with notebooks.attempt("BidirectionalRNN"):
 # every position depends on every input. That is why a bidirectional
 # layer cannot be a language model: it would read the next token instead
 # of predicting it.
+#
+# 改变某个位置 `s`（行）的输入，看哪些输出 `t`（列）会跟着变。单向层的堆叠，
+# 不管多深，都只往回看：`s` 之前的输出都不变。双向层的正向一半往回看，
+# 反向一半往前看；合起来每个位置都依赖每一个输入。
+# 这就是双向层不能当语言模型的原因：它会直接读到下一个词元，而不是去预测它。
 
 
 # %%
@@ -111,7 +126,7 @@ if maps:
     plt.show()
 
 # %% [markdown]
-# ## Padding and the mask
+# ## Padding and the mask（填充和掩码）
 #
 # A sequence of 7 real steps padded to 12 with a constant vector (as an
 # embedded `<pad>` token would be). The backward RNN must read the real
@@ -119,6 +134,11 @@ if maps:
 # padding at the start of the reversed sequence, where it is skipped. With
 # the mask, the outputs at the real positions match those of the unpadded
 # sequence; without it, the backward half has read the padding first.
+#
+# 一个有 7 个真实时间步的序列，用一个常数向量填充到 12 步（就像嵌入后的 `<pad>`
+# 词元那样）。反向网络必须只读真实的时间步，从最后一个读起：
+# 把掩码和输入一起翻转，填充就到了翻转后序列的开头，在那里被跳过。有掩码时，
+# 真实位置上的输出与未填充序列的输出一致；没有掩码时，反向的一半先读了填充。
 
 # %%
 with notebooks.attempt("BidirectionalRNN"):
@@ -137,7 +157,7 @@ with notebooks.attempt("BidirectionalRNN"):
         )
 
 # %% [markdown]
-# ## Grade
+# ## Grade（评分）
 
 # %%
 result = notebooks.grade("12")

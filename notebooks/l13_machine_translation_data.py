@@ -21,6 +21,13 @@
 # split it into word tokens, map tokens to ids, then make every sequence
 # `num_steps` long by truncating or padding (填充) it, keeping each one's
 # valid length.
+#
+# 这个笔记本运行**你的**
+# `lessons/l13_machine_translation_data.py`（每次保存后重新加载）；
+# 最后一个单元格像 `m2t grade 13` 那样给它评分。
+# 从原始的句对到模型可以分批处理的数组：规范处理文本，切分成单词词元，
+# 把词元映射成 id，再通过截断或填充让每个序列都长 `num_steps`，
+# 并记下各自的有效长度。
 
 # %%
 import matplotlib.pyplot as plt
@@ -35,11 +42,15 @@ raw = m2t_data.fra_eng_text()  # generated English-French pairs, no download
 print(raw[:160])
 
 # %% [markdown]
-# ## Preprocessing
+# ## Preprocessing（预处理）
 #
 # Non-breaking spaces become spaces, everything is lower-cased, and a
 # space goes in front of `, . ! ?` when a word touches it: the mark becomes
 # a token of its own. A mark that already has a space gets no second one.
+#
+# 不间断空格变成普通空格，全部转成小写，单词紧贴着 `, . ! ?`
+# 时在标点前面补一个空格：标点就成了单独的词元。
+# 已经有空格的标点不会再补第二个。
 
 # %%
 with notebooks.attempt("preprocess_nmt"):
@@ -51,10 +62,13 @@ with notebooks.attempt("preprocess_nmt"):
         print(f"{line!r:36} -> {m.preprocess_nmt(line)!r}")
 
 # %% [markdown]
-# ## Word tokens
+# ## Word tokens（单词词元）
 #
 # Split each line at the tab into source and target, then each side at
 # spaces. The lengths vary: this is why the arrays below need padding.
+#
+# 每一行在制表符处切成源语言和目标语言，两边再按空格切分。长度各不相同：
+# 这就是下面的数组需要填充的原因。
 
 # %%
 with notebooks.attempt("tokenize_nmt"):
@@ -74,7 +88,7 @@ with notebooks.attempt("tokenize_nmt"):
     plt.show()
 
 # %% [markdown]
-# ## Truncate or pad to `num_steps`
+# ## Truncate or pad to `num_steps`（截断或填充到 `num_steps`）
 
 # %%
 with notebooks.attempt("truncate_pad"):
@@ -82,12 +96,16 @@ with notebooks.attempt("truncate_pad"):
     print(m.truncate_pad(list("abcdefg"), 3, "<pad>"))
 
 # %% [markdown]
-# ## The arrays
+# ## The arrays（数组）
 #
 # Each line gets `<eos>`, then is cut or padded to `num_steps`; the valid
 # length counts everything but `<pad>`. Padding goes on the right, so the
 # real tokens sit at positions `0 .. valid_len - 1`, which is what the
 # masks of later lessons assume. Rare words (seen once) become `<unk>`.
+#
+# 每一行加上 `<eos>`，再截断或填充到 `num_steps`；有效长度统计除 `<pad>`
+# 之外的所有词元。填充放在右边，所以真实的词元位于 `0 .. valid_len - 1`，
+# 后面各课的掩码都是这样假定的。罕见的词（只出现一次）变成 `<unk>`。
 
 # %%
 num_steps = 8
@@ -124,10 +142,12 @@ with notebooks.attempt("build_array_nmt"):
     plt.show()
 
 # %% [markdown]
-# ## The whole pipeline
+# ## The whole pipeline（完整的流程）
 #
 # `load_data_nmt` (given) chains your four functions and builds one
 # vocabulary per language.
+#
+# `load_data_nmt`（已给出）把你的四个函数串起来，并为每种语言各建一个词表。
 
 # %%
 with notebooks.attempt("load_data_nmt"):
@@ -139,7 +159,7 @@ with notebooks.attempt("load_data_nmt"):
     print(src[0], "->", src_vocab.to_tokens(src[0]))
 
 # %% [markdown]
-# ## Grade
+# ## Grade（评分）
 
 # %%
 result = notebooks.grade("13")

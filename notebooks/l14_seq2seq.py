@@ -20,6 +20,11 @@
 # Padding must not count: `sequence_mask` zeroes what lies past each valid
 # length, and the masked cross-entropy averages over the real tokens only.
 # BLEU scores a translation by its matching n-grams.
+#
+# 这个笔记本运行**你的** `lessons/l14_seq2seq.py`（每次保存后重新加载）；
+# 最后一个单元格像 `m2t grade 14` 那样给它评分。填充不能算数：`sequence_mask`
+# 把每个有效长度之后的部分置零，掩蔽交叉熵只在真实词元上取平均。BLEU 按匹配的 n
+# 元语法给译文打分。
 
 # %%
 import matplotlib.pyplot as plt
@@ -31,7 +36,7 @@ from m2t.student import notebooks
 m = notebooks.load("14")
 
 # %% [markdown]
-# ## Masking padded steps
+# ## Masking padded steps（掩蔽填充的时间步）
 
 # %%
 with notebooks.attempt("sequence_mask"):
@@ -45,6 +50,8 @@ with notebooks.attempt("sequence_mask"):
 #
 # Matching n-grams, with a brevity penalty: a short prediction that only
 # copies the first words scores low.
+#
+# 匹配的 n 元语法，再加上过短惩罚：只抄了前几个词的短预测得分很低。
 
 # %%
 with notebooks.attempt("bleu"):
@@ -58,7 +65,7 @@ with notebooks.attempt("bleu"):
         print(f"{m.bleu(pred, label, k=2):.3f}  {pred}")
 
 # %% [markdown]
-# ## Grade
+# ## Grade（评分）
 
 # %%
 result = notebooks.grade("14")

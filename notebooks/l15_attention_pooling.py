@@ -20,6 +20,11 @@
 # Predict `f(x)` as a weighted average of the training targets, the weights
 # a softmax of `-((x - x_i) w)^2 / 2`: the query is the test input, the keys
 # the training inputs, the values their targets.
+#
+# 这个笔记本运行**你的**
+# `lessons/l15_attention_pooling.py`（每次保存后重新加载）；最后一个单元格像
+# `m2t grade 15` 那样给它评分。把 `f(x)` 预测为训练目标的加权平均，权重是 `-((x
+# - x_i) w)^2 / 2` 的 softmax：查询是测试输入，键是训练输入，值是它们的目标。
 
 # %%
 import matplotlib.pyplot as plt
@@ -43,9 +48,11 @@ def show(predictions, title):
 
 
 # %% [markdown]
-# ## Non-parametric pooling (w = 1)
+# ## Non-parametric pooling (w = 1)（非参数的注意力汇聚（w = 1））
 #
 # Smooth, but too smooth: the weights spread over many neighbours.
+#
+# 平滑，但太平滑了：权重分散到了很多邻居上。
 
 # %%
 with notebooks.attempt("nw_predict"):
@@ -59,10 +66,12 @@ with notebooks.attempt("nw_predict"):
     plt.show()
 
 # %% [markdown]
-# ## Learning the width
+# ## Learning the width（学习宽度）
 #
 # Leave-one-out gradient descent on `w`: each training point is predicted
 # from the others. A larger `w` makes the kernel narrower.
+#
+# 用留一法对 `w` 做梯度下降：每个训练点都由其他点来预测。`w` 越大，核越窄。
 
 # %%
 with notebooks.attempt("fit_width"):
@@ -83,7 +92,7 @@ with notebooks.attempt("fit_width"):
     plt.show()
 
 # %% [markdown]
-# ## Grade
+# ## Grade（评分）
 
 # %%
 result = notebooks.grade("15")

@@ -21,6 +21,11 @@
 # Attention pools values with weights computed from a query and the keys,
 # `alpha(q, k_i) = softmax_i(a(q, k_i))`. Keys past a sequence's valid length
 # are masked (掩蔽): their weight is exactly 0.
+#
+# 这个笔记本运行**你的** `lessons/l16_attention_scoring.py`。编辑文件、保存，
+# 再运行各单元格：模块一有改动就会重新加载。最后一个单元格像 `m2t grade 16`
+# 那样给这一课评分。注意力用查询和键算出权重，再用权重汇聚值，`alpha(q, k_i) =
+# softmax_i(a(q, k_i))`。超出序列有效长度的键被掩蔽：它们的权重恰好为 0。
 
 # %%
 import matplotlib.pyplot as plt
@@ -34,11 +39,14 @@ rng = np.random.default_rng(0)
 B, T, S, D, V = 2, 3, 5, 8, 6
 
 # %% [markdown]
-# ## Masked softmax
+# ## Masked softmax（掩蔽 softmax）
 #
 # Random scores `(B, T, S)`; valid lengths per query `(B, T)`. Each row sums
 # to 1 over its first `valid_len` keys, and the row with valid length 0 is all
 # zeros, never uniform.
+#
+# 随机评分 `(B, T, S)`；每个查询的有效长度 `(B, T)`。每一行在它的前 `valid_len`
+# 个键上求和为 1，有效长度为 0 的那一行全为零，绝不是均匀分布。
 
 # %%
 valid_lens = np.array([[1, 2, 5], [3, 0, 4]], dtype="int32")
@@ -55,6 +63,9 @@ with notebooks.attempt("masked_softmax"):
 # `softmax(Q K^T / sqrt(d)) V`. Dividing by `sqrt(d)` keeps the scores'
 # variance near 1; without it the softmax saturates as `d` grows. Compare the
 # entropy of the weights with and without the scale.
+#
+# `softmax(Q K^T / sqrt(d)) V`。除以 `sqrt(d)` 让评分的方差保持在 1 附近；
+# 不除的话，`d` 越大 softmax 越饱和。比较有缩放和没有缩放时注意力权重的熵。
 
 # %%
 with notebooks.attempt("DotProductAttention"):
@@ -106,6 +117,10 @@ with notebooks.attempt("DotProductAttention"):
 # `a(q, k) = w_v^T tanh(W_q q + W_k k)`: queries and keys may differ in size.
 # With identical keys every valid key gets the same weight, whatever the
 # query: the pooled value is the mean of the valid values.
+#
+# `a(q, k) = w_v^T tanh(W_q q + W_k k)`：查询和键的维数可以不同。
+# 所有键都相同时，无论查询是什么，每个有效的键都得到相同的权重：
+# 汇聚出的值就是有效值的平均。
 
 # %%
 with notebooks.attempt("AdditiveAttention"):
@@ -127,9 +142,11 @@ with notebooks.attempt("AdditiveAttention"):
     plt.show()
 
 # %% [markdown]
-# ## Grade
+# ## Grade（评分）
 #
 # The same checks as `m2t grade 16`, run in this kernel.
+#
+# 与 `m2t grade 16` 相同的检查，在这个内核里运行。
 
 # %%
 result = notebooks.grade("16")

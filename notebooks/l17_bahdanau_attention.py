@@ -20,6 +20,11 @@
 # At each decoding step the decoder's previous hidden state is the query;
 # the encoder's outputs are the keys and values; the context it pools is
 # fed to the GRU with the embedded token.
+#
+# 这个笔记本运行**你的**
+# `lessons/l17_bahdanau_attention.py`（每次保存后重新加载）；最后一个单元格像
+# `m2t grade 17` 那样给它评分。在每个解码时间步，解码器上一步的隐状态是查询；
+# 编码器的输出是键和值；汇聚得到的上下文变量与嵌入后的词元一起送进 GRU。
 
 # %%
 import keras
@@ -34,10 +39,13 @@ B, S, T, V, E, Hd = 2, 7, 5, 12, 8, 16
 rng = np.random.default_rng(0)
 
 # %% [markdown]
-# ## The attention weights of every step
+# ## The attention weights of every step（每一步的注意力权重）
 #
 # An untrained decoder over random encoder outputs; sequence 1 has only 4
 # valid source tokens, so the last 3 columns get weight exactly 0.
+#
+# 一个未训练的解码器，作用于随机的编码器输出；序列 1 只有 4 个有效的源词元，
+# 所以最后 3 列的权重恰好为 0。
 
 # %%
 with notebooks.attempt("Seq2SeqAttentionDecoder"):
@@ -59,7 +67,7 @@ with notebooks.attempt("Seq2SeqAttentionDecoder"):
     plt.show()
 
 # %% [markdown]
-# ## Grade
+# ## Grade（评分）
 
 # %%
 result = notebooks.grade("17")

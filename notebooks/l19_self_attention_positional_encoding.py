@@ -21,6 +21,12 @@
 # Self-attention has no notion of order, so the order is added to the input:
 # `X + P`, with interleaved sines and cosines,
 # `P[i, 2j] = sin(i w_j)`, `P[i, 2j+1] = cos(i w_j)`, `w_j = 1/10000^(2j/D)`.
+#
+# 这个笔记本运行**你的**课程文件
+# `lessons/l19_self_attention_positional_encoding.py`（每次保存后重新加载）；
+# 最后一个单元格像 `m2t grade 19` 那样给它评分。自注意力没有顺序的概念，
+# 所以要把顺序加到输入上：`X + P`，正弦和余弦交错排列，`P[i, 2j] = sin(i
+# w_j)`，`P[i, 2j+1] = cos(i w_j)`，`w_j = 1/10000^(2j/D)`。
 
 # %%
 import matplotlib.pyplot as plt
@@ -33,11 +39,14 @@ m = notebooks.load("19")
 max_len, D = (60, 32) if notebooks.short() else (100, 64)
 
 # %% [markdown]
-# ## The table
+# ## The table（位置编码表）
 #
 # Rows are positions, columns encoding dimensions. The frequency falls along
 # the columns: the left columns change fast, the right ones slowly, like the
 # bits of a binary counter.
+#
+# 行是位置，列是编码维度。频率沿着列递减：左边的列变化快，右边的列变化慢，
+# 就像二进制计数器的各个位。
 
 # %%
 with notebooks.attempt("positional_encoding_table"):
@@ -59,11 +68,14 @@ with notebooks.attempt("positional_encoding_table"):
     plt.show()
 
 # %% [markdown]
-# ## Neighbours look alike
+# ## Neighbours look alike（相邻的位置看起来很像）
 #
 # The cosine similarity of the encodings of positions `i` and `i + 1` is the
 # same for every `i` (an experiment of the question list): it depends only on
 # the offset.
+#
+# 位置 `i` 和 `i + 1` 的编码的余弦相似度对每个 `i`
+# 都一样（问题清单中的一个实验）：它只取决于偏移量。
 
 # %%
 with notebooks.attempt("positional_encoding_table"):
@@ -82,10 +94,13 @@ with notebooks.attempt("positional_encoding_table"):
     plt.show()
 
 # %% [markdown]
-# ## An offset is a rotation
+# ## An offset is a rotation（偏移就是旋转）
 #
 # `P[i + d] = P[i] @ M(d)`, with `M(d)` block diagonal: the same matrix for
 # every position. Attention can therefore learn relative positions.
+#
+# `P[i + d] = P[i] @ M(d)`，`M(d)` 是块对角矩阵：对每个位置都是同一个矩阵。
+# 因此注意力能够学到相对位置。
 
 # %%
 with notebooks.attempt("relative_shift"):
@@ -97,10 +112,13 @@ with notebooks.attempt("relative_shift"):
     plt.show()
 
 # %% [markdown]
-# ## The layer
+# ## The layer（这一层）
 #
 # `PositionalEncoding` adds the first `T` rows of the table to its input
 # (then dropout): on zeros it returns the table itself.
+#
+# `PositionalEncoding` 把表的前 `T` 行加到输入上（然后做暂退法）：
+# 输入全为零时，它返回的就是表本身。
 
 # %%
 with notebooks.attempt("PositionalEncoding"):
@@ -109,7 +127,7 @@ with notebooks.attempt("PositionalEncoding"):
     print("output", out.shape, "equals P[:10]:", np.allclose(out[0], P[:10]))
 
 # %% [markdown]
-# ## Grade
+# ## Grade（评分）
 
 # %%
 result = notebooks.grade("19")

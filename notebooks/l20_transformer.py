@@ -20,6 +20,11 @@
 # Encoder blocks: self-attention and a position-wise FFN, each followed by
 # `AddNorm` (`LayerNorm(X + Dropout(Y))`). Decoder blocks add a causal mask
 # on self-attention and attend to the encoder's outputs.
+#
+# 这个笔记本运行**你的** `lessons/l20_transformer.py`（每次保存后重新加载）；
+# 最后一个单元格像 `m2t grade 20` 那样给它评分。编码器块：
+# 自注意力和基于位置的前馈网络，各接一个 `AddNorm`（`LayerNorm(X +
+# Dropout(Y))`）。解码器块在自注意力上加了因果掩蔽，并且关注编码器的输出。
 
 # %%
 import keras
@@ -32,10 +37,13 @@ from m2t.student import notebooks
 m = notebooks.load("20")
 
 # %% [markdown]
-# ## The two masks
+# ## The two masks（两种掩码）
 #
 # Padding: keys past a sequence's valid length are hidden. Causal: query
 # `t` sees positions up to `t` only (True, dark, means attend).
+#
+# 填充掩码：超出序列有效长度的键被掩蔽。因果掩蔽：查询 `t` 只能看到直到 `t`
+# 的位置（True，深色，表示关注）。
 
 # %%
 with notebooks.attempt("padding_mask / causal_mask"):
@@ -49,10 +57,13 @@ with notebooks.attempt("padding_mask / causal_mask"):
     plt.show()
 
 # %% [markdown]
-# ## Learning to reverse
+# ## Learning to reverse（学会倒序）
 #
 # A two-block Transformer learns to output its input backwards, with
 # teacher forcing (the decoder reads `<bos>` and the target shifted right).
+#
+# 一个两块的 Transformer 学着把输入倒过来输出，训练时用强制教学（解码器读入
+# `<bos>` 和右移一位的目标序列）。
 
 # %%
 PAD, BOS, EOS, V, L = 0, 1, 2, 12, 6
@@ -97,7 +108,7 @@ with notebooks.attempt("Transformer"):
         print(s, "->", t[:k])
 
 # %% [markdown]
-# ## Grade
+# ## Grade（评分）
 
 # %%
 result = notebooks.grade("20")

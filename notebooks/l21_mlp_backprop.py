@@ -19,6 +19,11 @@
 #
 # Lesson 01's MLP, trained with **your** gradients and nothing else: no
 # tape, no optimizer, just `W <- W - lr * dW` in NumPy.
+#
+# 这个笔记本运行**你的** `lessons/l21_mlp_backprop.py`（每次保存后重新加载）；
+# 最后一个单元格像 `m2t grade 21` 那样给它评分。第 01 课的多层感知机，
+# 只用**你的**梯度训练：没有梯度带，没有优化器，只有 NumPy 中的 `W <- W - lr *
+# dW`。
 
 # %%
 import matplotlib.pyplot as plt
@@ -30,10 +35,13 @@ from m2t.student import notebooks
 m = notebooks.load("21")
 
 # %% [markdown]
-# ## Your gradients against a tape
+# ## Your gradients against a tape（你的梯度与梯度带对比）
 #
 # The same forward pass in TensorFlow, differentiated by `tf.GradientTape`:
 # the largest difference per weight should be around 1e-16.
+#
+# 同样的前向计算用 TensorFlow 写，由 `tf.GradientTape` 求导：
+# 每个权重上的最大差异应在 1e-16 左右。
 
 # %%
 rng = np.random.default_rng(0)
@@ -62,7 +70,7 @@ with notebooks.attempt("mlp_loss_and_grads"):
         print(f"d{k} {grads[k].shape}: max |yours - tape| = {diff:.2e}")
 
 # %% [markdown]
-# ## Training on two spirals with your backward pass
+# ## Training on two spirals with your backward pass（用你的反向传播训练）
 
 # %%
 n = 150
@@ -93,7 +101,7 @@ with notebooks.attempt("mlp_loss_and_grads"):
     plt.show()
 
 # %% [markdown]
-# ## Grade
+# ## Grade（评分）
 
 # %%
 result = notebooks.grade("21")

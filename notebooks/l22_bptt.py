@@ -22,6 +22,12 @@
 # between your gradients truncated at tau = k and at tau = k - 1. Its size
 # against k shows d2l's vanishing and exploding gradients (8.7.2 (9.7.2)):
 # the powers of W_hh^T.
+#
+# 这个笔记本运行**你的** `lessons/l22_bptt.py`（每次保存后重新加载）；
+# 最后一个单元格像 `m2t grade 22` 那样给它评分。
+# 最后一步的损失能往回传多远？只看最后一步的损失项时，第 T - k + 1 步加到 dW_hh
+# 上的那一份，就是你的梯度在 tau = k 和 tau = k - 1 处截断的差。它的大小随 k
+# 的变化展示了 d2l 所讲的梯度消失和梯度爆炸（8.7.2 (9.7.2)）：W_hh^T 的幂。
 
 # %%
 import matplotlib.pyplot as plt
@@ -70,9 +76,13 @@ with notebooks.attempt("rnn_backward"):
 # The tanh's slopes (at most 1) shrink every share further, so even a
 # radius above 1 fades once the states saturate. Truncation at tau keeps
 # the first tau points of each curve and drops the rest.
+#
+# tanh 的斜率（至多为 1）让每一份进一步缩小，所以即使半径大于 1，
+# 隐状态一饱和也会衰减下去。在 tau 处截断，就是保留每条曲线的前 tau 个点，
+# 丢掉其余的。
 
 # %% [markdown]
-# ## Grade
+# ## Grade（评分）
 
 # %%
 result = notebooks.grade("22")

@@ -20,6 +20,12 @@
 # embedded character corpus; the last cell grades it like `m2t grade 23`.
 # The same settings as the grader, on a fifth of the corpus per epoch, so
 # it takes a minute or two per cell.
+#
+# 这个笔记本用**你的**训练循环（`lessons/l23_capstone_language_model.py`）、
+# 你的迭代器和困惑度（第 07 课）以及你的梯度裁剪（第 08 课），
+# 在内嵌的字符语料上训练**你的**三种单元（第 08、10、11 课）；最后一个单元格像
+# `m2t grade 23` 那样给它评分。设置与评分器相同，
+# 每个迭代周期只用五分之一的语料，所以每个单元格要花一两分钟。
 
 # %%
 import matplotlib.pyplot as plt
@@ -65,9 +71,14 @@ if runs:
 # the embedded corpus lets a good model go far below that. Try
 # `{"use_random_iter": True}` as `run`'s `hp`: every minibatch then starts
 # from zeros, and the models see no context across minibatches.
+#
+# 困惑度 27 相当于在空格和 a-z 上均匀地猜；
+# 内嵌语料背后的语法让好的模型能远低于这个数。试试把 `{"use_random_iter":
+# True}` 作为 `run` 的 `hp`：每个小批量都从零开始，
+# 模型就看不到跨小批量的上下文了。
 
 # %% [markdown]
-# ## Grade
+# ## Grade（评分）
 
 # %%
 result = notebooks.grade("23")

@@ -12,7 +12,7 @@
 # ---
 
 # %% [markdown]
-# # Lesson 24, capstone B: your Transformer
+# # Lesson 24, capstone B: your Transformer（综合项目 B：你的 Transformer）
 #
 # This notebook builds lesson 20's encoder-decoder from **your** lessons
 # (l06 Vocab, l13 build_array_nmt, l14 beam_search, l18 MultiHeadAttention,
@@ -20,6 +20,12 @@
 # English-French corpus, translates held-out sentences and shows what the
 # attention looks at. The last cell grades the capstone like `m2t grade 24`
 # (your parts' own graders first).
+#
+# 这个笔记本用**你的**各课（l06 Vocab、l13 build_array_nmt、l14 beam_search、
+# l18 MultiHeadAttention、l19 PositionalEncoding、l20 的各个块）搭出第 20
+# 课的编码器-解码器，在内嵌的英法语料上训练，翻译留出的句子，
+# 并展示注意力在看哪里。最后一个单元格像 `m2t grade 24`
+# 那样给综合项目评分（先运行你的各部分自己的评分器）。
 
 # %%
 import matplotlib.pyplot as plt
@@ -41,10 +47,13 @@ parts = m.Parts(
 )
 
 # %% [markdown]
-# ## Train and translate
+# ## Train and translate（训练与翻译）
 #
 # The grader's settings (`m.HYPERPARAMETERS`); `M2T_SHORT=1` trains on 300
 # pairs for 2 epochs, which shows the pipeline run, not a good translator.
+#
+# 评分器的设置（`m.HYPERPARAMETERS`）；`M2T_SHORT=1` 只在 300 个句对上训练 2
+# 个迭代周期，这只能看到流程跑通，得不到好的翻译器。
 
 # %%
 pairs = m2t_data.translation_pairs("embedded", "train")
@@ -72,7 +81,7 @@ with notebooks.attempt("CapstoneTransformer / translate"):
     plt.show()
 
 # %% [markdown]
-# ## Attention maps
+# ## Attention maps（注意力图）
 #
 # The longest held-out sentence: the last encoder block's self-attention
 # (source words attending to source words) and the last decoder block's
@@ -80,6 +89,12 @@ with notebooks.attempt("CapstoneTransformer / translate"):
 # One colour scale for all heads; the tokens on the axes. Look for the
 # reordering: a French colour adjective follows its noun, so its row
 # weighs the English adjective that came *before* the noun.
+#
+# 最长的那个留出句子：最后一个编码器块的自注意力（源词关注源词），
+# 以及最后一个解码器块的编码器-解码器注意力（每个输出词在源序列上的权重）。
+# 所有头共用一个颜色刻度；坐标轴上是词元。注意看语序的调整：
+# 法语的颜色形容词跟在名词后面，
+# 所以它那一行的权重落在名词*之前*的那个英语形容词上。
 
 # %%
 if out is not None:
@@ -111,10 +126,13 @@ if out is not None:
         plt.show()
 
 # %% [markdown]
-# ## Grade
+# ## Grade（评分）
 #
 # Your parts' own graders first (a failing one is named: fix that lesson
 # first), then the assembly, then training to held-out BLEU >= 0.9.
+#
+# 先运行你的各部分自己的评分器（失败的那个会被指出：先修好那一课），
+# 然后是组装，最后训练到留出数据上的 BLEU >= 0.9。
 
 # %%
 result = notebooks.grade("24")
