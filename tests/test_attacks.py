@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from m2t import ROOT
+from m2t import settings
 
 ATTACKS = Path(__file__).parent / "attacks"
 SOLUTION = {
@@ -35,7 +36,7 @@ SOLUTION = {
 def grade(*args: str, env: dict | None = None, timeout: float = 600):
     """`m2t grade ARGS` in a fresh process: (completed process, (seconds,
     the judge's own peak memory in MB, its workers not included))."""
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", **(env or {})}
+    env = settings.quiet_env({**os.environ, **(env or {})})
     start = time.monotonic()
     proc = subprocess.Popen(
         [sys.executable, "-m", "m2t", "grade", *args],
@@ -433,7 +434,7 @@ def test_a_killed_grade_leaves_partial_results_and_no_worker(tmp_path):
     report = tmp_path / "results.json"
     temp = tmp_path / "temp"  # the grade's folders, so its processes are ours
     temp.mkdir()
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "TMPDIR": str(temp)}
+    env = settings.quiet_env({**os.environ, "TMPDIR": str(temp)})
     proc = subprocess.Popen(
         [sys.executable, "-m", "m2t", "grade", "16", "--submission", str(sub)]
         + ["--report", str(report), "--timeout", "60"],

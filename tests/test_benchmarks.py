@@ -1,12 +1,12 @@
 """The benchmark script still runs (tiny sizes, no timing asserted)."""
 
 import json
-import os
 import subprocess
 import sys
 
 import pytest
 
+from m2t import settings
 from tests.conftest import ROOT
 
 
@@ -20,7 +20,7 @@ def test_benchmark_smoke(tmp_path):
         [sys.executable, "-m", "benchmarks.run", "--smoke", "--only", *cases]
         + ["--out", str(out)],
         cwd=ROOT,
-        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+        env=settings.quiet_env(),
         capture_output=True,
         text=True,
         timeout=300,

@@ -16,6 +16,7 @@ import pytest
 from ruamel.yaml import YAML  # check-jsonschema's YAML 1.2 parser (dev)
 
 from m2t import ROOT
+from m2t import settings
 from m2t.authoring import release
 
 WORKFLOW = ROOT / "m2t" / "authoring" / "templates" / "classroom.yml"
@@ -125,8 +126,8 @@ def _run_step(folder, command, tmp_path):
         "GITHUB_OUTPUT": str(tmp_path / "output"),
         "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
         "PATH": f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}",
-        "TF_CPP_MIN_LOG_LEVEL": "3",
     }
+    env = settings.quiet_env(env)
     env.pop("M2T_ROOT", None)
     return subprocess.run(
         ["bash", "-e", "-c", command],

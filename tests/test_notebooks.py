@@ -8,6 +8,7 @@ import pytest
 
 from m2t import ROOT
 from m2t import curriculum
+from m2t import settings
 from m2t.student import notebooks
 
 jupytext = pytest.importorskip("jupytext")
@@ -55,7 +56,8 @@ def test_notebook_executes_against_the_solutions(path, monkeypatch):
         pytest.skip(f"no solutions/{lesson.module}.py")
     monkeypatch.setenv("M2T_IMPL", "solutions")
     monkeypatch.setenv("M2T_SHORT", "1")
-    monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", "3")
+    for name, value in settings.quiet_env({}).items():  # TensorFlow's logs
+        monkeypatch.setenv(name, value)
     monkeypatch.setenv("PYDEVD_DISABLE_FILE_VALIDATION", "1")
     nb = jupytext.read(path)
     client = nbclient.NotebookClient(

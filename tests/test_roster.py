@@ -16,6 +16,7 @@ import pytest
 
 from benchmarks.roster import make_roster
 from m2t import curriculum
+from m2t import settings
 from m2t.grading import classreport
 from m2t.grading import confine
 from m2t.grading import roster
@@ -23,7 +24,7 @@ from tests.conftest import ROOT
 
 LESSONS = ["06", "13"]  # two of the fastest lessons to grade, 6 mistakes each
 STUDENTS = 21  # every variant of both lessons three times
-ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONHASHSEED": "0"}
+ENV = settings.quiet_env({**os.environ, "PYTHONHASHSEED": "0"})
 
 needs_sandbox = pytest.mark.skipif(
     bool(confine.missing_layers()),

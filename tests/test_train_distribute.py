@@ -22,8 +22,10 @@ import h5py
 import numpy as np
 import pytest
 
+from m2t import settings
+
 ROOT = Path(__file__).resolve().parent.parent
-ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONHASHSEED": "0"}
+ENV = settings.quiet_env({**os.environ, "PYTHONHASHSEED": "0"})
 ENV.pop("TF_CONFIG", None)
 
 # One model of each family; the three translation models each (their

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 import pytest
-
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # Our `m2t_data` must come first on sys.path, ahead of any Hugging Face
 # `m2t_data` that may be installed.
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
+
+from m2t import settings  # noqa: E402
+
+settings.quiet_tensorflow()  # before m2t_data imports TensorFlow
 
 import m2t_data  # noqa: E402
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import textwrap
@@ -13,6 +12,7 @@ import pytest
 import tensorflow_datasets as tfds
 
 import m2t_data
+from m2t import settings
 
 tfds.disable_progress_bar()
 REPO_ROOT = Path(m2t_data.__file__).resolve().parent.parent
@@ -215,7 +215,7 @@ def test_data_package_never_shadows_hugging_face(tmp_path, tfds_first):
         out=str(tmp_path),
         prepare=tfds_first,  # preparing imports TensorFlow: once is enough
     )
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    env = settings.quiet_env()
     result = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
         cwd=tmp_path,
