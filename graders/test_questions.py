@@ -20,6 +20,7 @@ from __future__ import annotations
 import pytest
 
 from graders.lib.judge import CheckFailed
+from graders.lib.messages import say
 from m2t import questions
 from m2t.grading import probe as _probe
 from m2t.questions import expected_value
@@ -54,17 +55,16 @@ def unanswered(file: questions.AnswersFile) -> str:
     bank's questions wait for an answer in `file`."""
     where = questions.display(file.path)
     if not file.exists:
-        return (
-            f"{len(BANK)} of {len(BANK)} questions not answered yet (no "
-            f"{where}: run `m2t answers-template`)"
-        )
+        return say("questions.no_file", total=len(BANK), where=where)
     waiting = sum(
         1
         for qid in BANK
         if qid not in file.errors
         and questions.is_empty((file.tables.get(qid) or {}).get("answer"))
     )
-    return f"{waiting} of {len(BANK)} questions not answered yet ({where})"
+    return say(
+        "questions.waiting", waiting=waiting, total=len(BANK), where=where
+    )
 
 
 @pytest.mark.parametrize("qid", PARAMS)
@@ -73,7 +73,9 @@ def test_question(qid, record_property):
     file = answers()
     where = questions.display(file.path)
     if not file.exists:
-        raise _probe.NotStarted(f"{unanswered(file)}\n{qid}: no answer file")
+        raise _probe.NotStarted(
+            f"{unanswered(file)}\n{say('questions.no_answers', qid=qid)}"
+        )
     if qid in file.errors:
         raise CheckFailed(f"{qid}: {file.errors[qid]}")
     key = KEY.get(qid) if KEY is not None else None
@@ -88,9 +90,8 @@ def test_question(qid, record_property):
     if verdict.status == "correct":
         return
     if verdict.status == "not_answered":
-        raise _probe.NotStarted(
-            f"{unanswered(file)}\n{qid}: not answered ({where}: [{qid}])"
-        )
+        missing = say("questions.not_answered", qid=qid, where=where)
+        raise _probe.NotStarted(f"{unanswered(file)}\n{missing}")
     if verdict.status == "recorded":  # the letters are still to come
         raise _probe.NotStarted(verdict.message)
     if verdict.status == "ungraded":

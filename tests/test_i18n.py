@@ -288,12 +288,12 @@ def test_list_and_progress_in_chinese(repo):  # noqa: F811
     assert "你在这里" in m2t_env(repo, ZH, "list").stdout
 
 
-def _grade_in_chinese(folder) -> str:
+def _grade_in_chinese(folder, lesson: str = "16") -> str:
     from m2t.cli import main
 
     out = io.StringIO()
     with i18n.using("zh"), contextlib.redirect_stdout(out):
-        main(["grade", "16", "--impl", str(folder)])
+        main(["grade", lesson, "--impl", str(folder)])
     return out.getvalue()
 
 
@@ -304,6 +304,15 @@ def test_grade_16_on_the_skeleton_in_chinese(tmp_path):
     (tmp_path / L16.filename).write_text(skeleton, encoding="utf-8")
     out = _grade_in_chinese(tmp_path)
     assert "未开始（TODO 位于 " in out and "得分 0/" in out, out
+    _no_english(out)
+
+
+def test_grade_of_the_question_list_in_chinese(tmp_path):
+    from m2t import questions
+
+    (tmp_path / "answers.toml").write_text(questions.template())
+    out = _grade_in_chinese(tmp_path, "questions")
+    assert "道尚未作答" in out and "问题清单" in out, out
     _no_english(out)
 
 

@@ -7,6 +7,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from m2t.i18n import text as _text
 from m2t.questions.answers import is_empty
 from m2t.questions.bigo import parse_expression
 from m2t.questions.bigo import show_expression
@@ -39,7 +40,9 @@ def _reading(question: Question, value: Any) -> tuple[Any, str]:
     if kind in ("one_of", "several_of"):
         letters = parse_letters(value, question)
         if kind == "one_of" and len(letters) != 1:
-            raise AnswerError(f"choose one letter, got {', '.join(letters)}")
+            raise AnswerError(
+                _text("judging.one_letter", letters=", ".join(letters))
+            )
         return letters, ", ".join(letters)
     if kind in ("number", "experiment"):
         number = parse_number(value)
@@ -85,29 +88,35 @@ def judge(
     if unknown:
         return Verdict(
             "malformed",
-            f"{qid}: unknown key(s) {', '.join(map(repr, unknown))} in "
-            f"[{qid}]; write answer = ... (and text = ... where asked)",
+            _text(
+                "judging.unknown_keys",
+                qid=qid,
+                keys=", ".join(map(repr, unknown)),
+            ),
         )
     text = table.get("text", "")
     if not isinstance(text, str):
-        return Verdict("malformed", f"{qid}: text must be a string")
+        return Verdict("malformed", _text("judging.text_not_str", qid=qid))
     value = table.get("answer")
     if is_empty(value):
         if question.free_text and text.strip():
             return Verdict(
-                "recorded",
-                f"{qid}: your free text is recorded for your instructor; "
-                "choose letters too for the automatic grade",
-                text,
+                "recorded", _text("judging.free_text", qid=qid), text
             )
-        return Verdict("not_answered", f"{qid}: not answered", text)
+        return Verdict(
+            "not_answered", _text("judging.not_answered", qid=qid), text
+        )
     try:
         got, reading = _reading(question, value)
     except AnswerError as exc:
         return Verdict(
             "malformed",
-            f"{qid}: cannot read your answer ({exc}); expected "
-            f"{question.format}",
+            _text(
+                "judging.unreadable",
+                qid=qid,
+                error=exc,
+                format=question.format,
+            ),
             text,
         )
     if question.kind == "experiment":
@@ -117,7 +126,7 @@ def judge(
     elif key is None:
         return Verdict(
             "ungraded",
-            f"{qid}: answer recorded ({reading}); graded by your instructor",
+            _text("judging.ungraded", qid=qid, reading=reading),
             text,
         )
     else:
@@ -134,11 +143,9 @@ def judge(
             ok = got == want
     if ok:
         return Verdict("correct", "", text)
-    extra = ""
-    if question.open:
-        extra = " (at least one choice is not defensible)"
+    extra = _text("judging.not_defensible") if question.open else ""
     return Verdict(
         "wrong",
-        f"{qid}: not correct{extra}; your answer reads as {reading}",
+        _text("judging.wrong", qid=qid, extra=extra, reading=reading),
         text,
     )
