@@ -43,6 +43,7 @@ class Lesson:
     title: str
     objects: tuple[str, ...] = ()
     hints: tuple[str, ...] = ()
+    hints_zh: tuple[str, ...] = ()
     kind: str = CODE
     parts: tuple[str, ...] = ()
     timeout: float | None = None
@@ -84,6 +85,7 @@ def _entry(entry: dict, kind: str) -> Lesson:
         title=entry["title"],
         objects=tuple(entry.get("objects", ())),
         hints=tuple(entry.get("hints", ())),
+        hints_zh=tuple(entry.get("hints_zh", ())),
         kind=kind,
         parts=tuple(entry.get("parts", ())),
         timeout=entry.get("timeout"),

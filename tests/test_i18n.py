@@ -263,6 +263,16 @@ def test_wrapping_chinese_counts_columns_and_keeps_english_as_it_was():
     assert any("ops.arange(S)" in x for x in lines), lines  # never cut
 
 
+def test_the_question_list_hints_have_their_chinese(tmp_path, monkeypatch):
+    questions = curriculum.question_list()
+    assert len(questions.hints_zh) == len(questions.hints) > 0
+    monkeypatch.setattr(hints, "STATE", tmp_path / "hints.json")
+    with i18n.using("zh"):
+        shown = hints.show(questions)
+    assert "在 lessons/answers.toml 中作答" in shown, shown
+    _no_english(shown)
+
+
 def test_hint_16_in_chinese(repo):  # noqa: F811
     out = subprocess.run(
         [sys.executable, "-m", "m2t", "hint", "16"],

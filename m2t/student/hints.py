@@ -200,8 +200,15 @@ class _Step:
 
 def _steps(lesson: curriculum.Lesson) -> list[_Step]:
     if lesson.is_question_list:
-        n = len(lesson.hints)
-        return [_Step(lesson.module, lesson.hints, ("",) * n, False)]
+        rungs = lesson.hints
+        if i18n.language() == "zh" and (lesson.hints_zh or i18n.strict()):
+            rungs = lesson.hints_zh
+            if len(rungs) != len(lesson.hints):
+                raise i18n.MissingText(
+                    f"curriculum.toml [questions]: {len(lesson.hints)} hints "
+                    f"but {len(rungs)} hints_zh"
+                )
+        return [_Step(lesson.module, rungs, ("",) * len(rungs), False)]
     names = tuple(i18n.text(f"hint.rung_{r}") for r in RUNGS)
     lang = i18n.language()
     return [
