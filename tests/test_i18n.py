@@ -273,6 +273,16 @@ def test_the_question_list_hints_have_their_chinese(tmp_path, monkeypatch):
     _no_english(shown)
 
 
+def test_explain_in_chinese_shows_the_chinese_only(capsys):
+    from m2t.cli import main
+
+    with i18n.using("zh"):
+        assert main(["explain", "--all", "16"]) == 0
+    out = capsys.readouterr().out
+    assert "第 16 课" in out and "答案：" in out, out
+    _no_english(out)
+
+
 def test_hint_16_in_chinese(repo):  # noqa: F811
     out = subprocess.run(
         [sys.executable, "-m", "m2t", "hint", "16"],

@@ -55,6 +55,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         print(i18n.text("questions.no_key"))
         return 0
     answers = questions.read_answers(_impl.resolve(args.impl) / "answers.toml")
+    chinese = i18n.language() == "zh"
     shown = 0
     for q in chosen:
         k = key.get(q.id)
@@ -71,7 +72,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
                 "questions.heading", id=q.id, kind=q.kind, lesson=q.lesson
             )
         )
-        print(questions.wrap(q.en), questions.wrap(q.zh), sep="\n")
+        # English shows both languages, as the notes do; Chinese its own
+        texts = (q.zh,) if chinese else (q.en, q.zh)
+        print(*map(questions.wrap, texts), sep="\n")
         if args.all:
             answer = (
                 k.answer
@@ -80,7 +83,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
                 or i18n.text("questions.computed")
             )
             print(i18n.text("questions.key", answer=answer))
-        print(questions.wrap(k.explanation_en))
+        if not chinese:
+            print(questions.wrap(k.explanation_en))
         print(questions.wrap(k.explanation_zh), end="\n\n")
     if not shown:
         print(i18n.text("questions.none_yet"))
