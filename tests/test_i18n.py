@@ -308,6 +308,17 @@ def test_list_and_progress_in_chinese(repo):  # noqa: F811
     assert "你在这里" in m2t_env(repo, ZH, "list").stdout
 
 
+def test_reset_in_chinese(repo):  # noqa: F811
+    path = repo / "lessons" / L16.filename
+    path.write_text(path.read_text() + "\n# mine\n")
+    out = m2t_env(repo, ZH, "reset", "16", "--yes")
+    assert out.returncode == 0, out.stderr
+    assert "已恢复 lessons/" in out.stdout and "你的版本" in out.stdout
+    again = m2t_env(repo, ZH, "reset", "16", "--yes")
+    assert "已经是初始骨架" in again.stdout, again.stdout
+    _no_english(out.stdout + again.stdout)
+
+
 def _grade_in_chinese(folder, lesson: str = "16") -> str:
     from m2t.cli import main
 
