@@ -11,7 +11,7 @@ The language, in order of precedence:
 5. `en`.
 
 The harness grades in process, so the graders read the same setting; the
-sandboxed worker is handed `M2T_LANG` by `m2t.grading.sandbox`.
+sandboxed worker is handed `M2T_LANG` by `m2t.grading.worker`.
 
 A catalogue is a folder of `en.toml` and `zh.toml` (or `NAME.en.toml` and
 `NAME.zh.toml`): tables of keys -> text with named fields, e.g.
