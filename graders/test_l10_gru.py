@@ -13,6 +13,7 @@ from functools import partial
 import numpy as np
 import pytest
 
+from graders.lib.contract import centred_differences
 from graders.lib.contract import expect_bad_values_named
 from graders.lib.contract import expect_gradient
 from graders.lib.contract import expect_layer_contract
@@ -87,6 +88,18 @@ def ref_gru(x, h0, weights, mistake=None):
 
 
 _diagnoses = partial(mistake_outputs, mistakes=MISTAKES)
+
+
+@reference
+def ref_step_gradient(wrt, x, h, weights, probe_weights):
+    """d sum(h_new * probe_weights) / d(`wrt`: "inputs" x or "hidden" h):
+    centred differences of the float64 step, of x's or h's shape."""
+
+    def loss(v):
+        args = (v, h) if wrt == "inputs" else (x, v)
+        return np.sum(ref_gru_step(*args, *weights) * probe_weights)
+
+    return centred_differences(loss, x if wrt == "inputs" else h)
 
 
 @reference
@@ -306,15 +319,9 @@ def test_gradient_matches_centred_differences(rng, wrt):
     weights = [w.astype("float64") for w in _weights(rng)]
     probe_weights = rng.standard_normal((B, U))
     got = run_gradient(wrt, x, h, weights, probe_weights)
-
-    def loss(v):
-        args = (v, h) if wrt == "inputs" else (x, v)
-        return np.sum(ref_gru_step(*args, *weights) * probe_weights)
-
     expect_gradient(
         got,
-        loss,
-        x if wrt == "inputs" else h,
+        ref_step_gradient(wrt, x, h, weights, probe_weights),
         f"GRU step d(loss)/d({wrt}) vs centred differences",
         tol=GRAD,
     )

@@ -15,6 +15,7 @@ import pytest
 
 from graders.lib import conventions
 from graders.lib import properties
+from graders.lib.contract import centred_differences
 from graders.lib.contract import expect_dropout_only_in_training
 from graders.lib.contract import expect_gradient
 from graders.lib.contract import expect_layer_contract
@@ -142,6 +143,23 @@ def ref_additive(q, k, v, valid_lens, w_q, w_k, w_v, mistake=None):
     scores = (feats @ w_v)[..., 0]
     weights = ref_masked_softmax(scores, valid_lens, mistake)
     return weights @ v, weights
+
+
+@reference
+def ref_gradient(kind, q, k, v, valid_lens, probe_weights, weights):
+    """d sum(output * probe_weights) / d(queries), (B, T, Dq): centred
+    differences of the float64 reference (`weights`: the additive
+    layer's; none for the dot product)."""
+
+    def loss(x):
+        out = (
+            ref_dot_product(x, k, v, valid_lens)
+            if kind == "dot"
+            else ref_additive(x, k, v, valid_lens, *weights)
+        )[0]
+        return np.sum(out * probe_weights)
+
+    return centred_differences(loss, q)
 
 
 _diagnoses = partial(mistake_outputs, mistakes=MISTAKES)
@@ -467,15 +485,9 @@ def test_gradient_matches_centred_differences(rng, kind):
         else []
     )
     got = run_gradient(kind, q, k, v, valid, probe_weights, weights)
-
-    def loss(x):
-        out = (
-            ref_dot_product(x, k, v, valid)
-            if kind == "dot"
-            else ref_additive(x, k, v, valid, *weights)
-        )[0]
-        return np.sum(out * probe_weights)
-
     expect_gradient(
-        got, loss, q, say("l16.gradient", layer=say(f"l16.{kind}")), tol=GRAD
+        got,
+        ref_gradient(kind, q, k, v, valid, probe_weights, weights),
+        say("l16.gradient", layer=say(f"l16.{kind}")),
+        tol=GRAD,
     )

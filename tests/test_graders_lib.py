@@ -10,6 +10,7 @@ import pytest
 from graders.lib import cnn_probes
 from graders.lib.contract import expect_layer_contract
 from graders.lib.contract import expect_value_errors
+from graders.lib.contract import layer_facts
 from graders.lib.judge import CheckFailed
 from graders.lib.judge import Mistake
 from graders.lib.judge import diagnose
@@ -60,7 +61,9 @@ class Mirrored(Affine):
 
 def _contract(layer_class, **kwargs):
     x = np.random.default_rng(0).standard_normal((4, 5)).astype("float32")
-    return layer_contract(lambda: layer_class(**kwargs), [x], symbolic=[(5,)])
+    return layer_facts(
+        layer_contract(lambda: layer_class(**kwargs), [x], symbolic=[(5,)])
+    )
 
 
 def _expect_affine(facts):
@@ -241,6 +244,19 @@ def test_expect_gradient_judges_the_tape_gradient_with_its_own():
     analytic = (1 - np.tanh(x) ** 2) * w
     np.testing.assert_allclose(centred_differences(loss, x), analytic, 1e-7)
     got = tape_gradient(lambda v: keras.ops.sum(keras.ops.tanh(v) * w), x)
-    expect_gradient(got, loss, x, "tanh d(loss)/d(x)")
+    expected = centred_differences(loss, x)
+    expect_gradient(got, expected, "tanh d(loss)/d(x)")
     with pytest.raises(CheckFailed, match="of the reference"):
-        expect_gradient(np.zeros_like(x), loss, x, "tanh d(loss)/d(x)")
+        expect_gradient(np.zeros_like(x), expected, "tanh d(loss)/d(x)")
+
+
+def test_contract_facts_that_contradict_each_other_fail():
+    """The probe reports values, the judge draws the verdicts: weights
+    reported as moved by a step their gradients do not give fail."""
+    facts = _contract(Affine)
+    forged = {**facts, "step": {**facts["step"]}}
+    forged["step"]["after"] = [b + 1.0 for b in facts["step"]["before"]]
+    assert not layer_facts(forged)["step_consistent"]
+    with pytest.raises(CheckFailed, match="do not hold together"):
+        _expect_affine(forged)
+    _expect_affine(facts)

@@ -25,6 +25,62 @@ from graders.lib.tolerances import GRAD
 from graders.lib.tolerances import GRAD_EPS
 
 
+def layer_facts(facts: Mapping[str, Any]) -> dict[str, Any]:
+    """The verdicts on what `probes.layer_contract` measured, drawn here in
+    the judge from its values (the probe reports none).
+
+    Returns:
+        `facts` and `config_roundtrip_diff` (max |diff| of the outputs
+        before and after `from_config(get_config())`), `grads_finite`
+        (every trainable weight got a finite gradient), `unmoved_weights`
+        ("path (shape)" of each weight the step left unchanged),
+        `step_changes_weights` (none was left unchanged) and
+        `step_consistent` (each weight moved by exactly -0.1 x its
+        gradient, as SGD moves it: facts that contradict each other fail).
+    """
+    step = facts["step"]
+    out = np.asarray(facts["output"], np.float64)
+    again = np.asarray(facts["roundtrip_output"], np.float64)
+    diff = (
+        float(np.max(np.abs(again - out), initial=0.0))
+        if again.shape == out.shape
+        else float("inf")
+    )
+    triples = list(
+        zip(step["before"], step["gradients"], step["after"], strict=True)
+    )
+    finite = all(
+        g is not None and bool(np.all(np.isfinite(g))) for _, g, _ in triples
+    )
+    unmoved = [
+        path
+        for path, (b, _, a) in zip(step["paths"], triples, strict=True)
+        if np.array_equal(np.asarray(b), np.asarray(a))
+    ]
+    consistent = len(step["paths"]) == len(triples) and all(
+        np.shape(a) == np.shape(b)
+        and (
+            np.array_equal(a, b)
+            if g is None
+            else np.shape(g) == np.shape(b)
+            and np.allclose(
+                np.asarray(a, np.float64),
+                np.asarray(b, np.float64) - 0.1 * np.asarray(g, np.float64),
+                **F32,
+            )
+        )
+        for b, g, a in triples
+    )
+    return {
+        **facts,
+        "config_roundtrip_diff": diff,
+        "grads_finite": finite,
+        "unmoved_weights": unmoved,
+        "step_changes_weights": not unmoved,
+        "step_consistent": consistent,
+    }
+
+
 def expect_layer_contract(
     facts: Mapping[str, Any],
     name: str,
@@ -39,7 +95,8 @@ def expect_layer_contract(
     """The layer `name` keeps Keras's contract.
 
     Args:
-        facts: what `probes.layer_contract` returned.
+        facts: what `probes.layer_contract` returned (its verdicts are
+            drawn here, `layer_facts`).
         name: the layer as the student knows it, e.g. "GRUCell" or
             "MLP(64, 10)".
         output_shape: its (first) output's shape on the concrete inputs.
@@ -82,6 +139,13 @@ def expect_layer_contract(
                 got=facts["weights"],
             ),
         )
+    facts = layer_facts(facts)
+    expect(
+        facts["step_consistent"],
+        f"{name}: the one SGD step's facts do not hold together (the "
+        "weights after it should be those before minus 0.1 x their "
+        "gradient); the grading process reported what it did not measure.",
+    )
     expect(
         facts["config_roundtrip_diff"] == 0.0,
         say("contract.config", name=name),
@@ -203,27 +267,25 @@ def centred_differences(
 
 def expect_gradient(
     got: Any,
-    loss: Callable[[np.ndarray], float],
-    x: np.ndarray,
+    expected: np.ndarray,
     what: str,
     *,
     tol: Mapping[str, float] = GRAD,
 ) -> None:
     """The tape gradient a probe returned (`probes.tape_gradient`) equals
-    the centred differences of `loss` at `x`.
+    the judge's own: `expected`, from a `@reference` that takes the
+    `centred_differences` of its float64 loss (never the student's code).
 
     Args:
-        got: the student's tape gradient, x's shape.
-        loss: the judge's float64 scalar, from its reference (never the
-            student's code): e.g. `lambda q: np.sum(ref(q, k, v)[0] * P)`.
-        x: where the gradient is taken (any shape).
+        got: the student's tape gradient.
+        expected: the judge's gradient, of the same shape.
         what: the gradient, for the message, e.g. "d(loss)/d(queries) vs
             centred differences" ("of the reference" follows).
         tol: see `tolerances.GRAD`.
     """
     expect_close(
         got,
-        centred_differences(loss, x),
+        expected,
         say("contract.gradient", what=what),
         tol=tol,
     )

@@ -19,7 +19,11 @@ from graders.lib.tolerances import GRAD_EPS
 
 STEP_SEED = 20261201
 """Seeds the fixed random weights of the one-step loss (see
-`layer_contract`)."""
+`layer_contract`). Public on purpose: the judge checks the step's facts
+against each other (`contract.layer_facts`), not against a value of its
+own."""
+STEP_LEARNING_RATE = 0.1
+"""The learning rate of `layer_contract`'s SGD step."""
 
 
 def _first(out: Any) -> Any:
@@ -42,15 +46,16 @@ def layer_contract(
         call_kwargs: keyword call arguments (e.g. `training=False`).
 
     Returns:
-        dict with `output_shape` (of the first output), `weights` and
-        `trainable` (counts), `symbolic_shape`, `config_roundtrip_diff` (max
-        |diff| of the outputs of `from_config(get_config())` after copying
-        the weights), `grads_finite` (every trainable weight gets a finite
-        gradient), `unmoved_weights` ("path (shape)" of each trainable
-        weight that one SGD step leaves unchanged) and `step_changes_weights`
-        (none is left unchanged). The loss is `sum(output * P)` with `P`
-        fixed random numbers, so an output whose plain sum ignores a weight
-        (a layer norm's, say) still trains it.
+        Values, never verdicts (`contract.layer_facts` draws those, judge
+        side): `output_shape` (of the first output), `weights` and
+        `trainable` (counts), `symbolic_shape`, `output` and
+        `roundtrip_output` (the first output, and that of
+        `from_config(get_config())` after copying the weights), and `step`:
+        one SGD step (learning rate `STEP_LEARNING_RATE`) on
+        `sum(output * P)`, `P` fixed random numbers (so an output whose
+        plain sum ignores a weight, a layer norm's say, still trains it):
+        each trainable weight's `paths` ("path (shape)"), `before`,
+        `gradients` (None where there is none) and `after`.
     """
 
     call_kwargs = call_kwargs or {}
@@ -67,10 +72,9 @@ def layer_contract(
     clone(*inputs, **call_kwargs)
     clone.set_weights(layer.get_weights())
     again = _first(clone(*inputs, **call_kwargs))
-    facts["config_roundtrip_diff"] = float(
-        np.max(np.abs(np.asarray(again) - np.asarray(out)))
-    )
-    facts.update(_one_step(layer, inputs, call_kwargs, np.shape(out)))
+    facts["output"] = np.asarray(out)
+    facts["roundtrip_output"] = np.asarray(again)
+    facts["step"] = _one_step(layer, inputs, call_kwargs, np.shape(out))
     return facts
 
 
@@ -96,40 +100,36 @@ def _one_step(
     call_kwargs: dict[str, Any],
     out_shape: tuple[int, ...],
 ) -> dict[str, Any]:
-    """`grads_finite`, `unmoved_weights`, `step_changes_weights` of one
-    SGD step (learning rate 0.1) on `sum(output * P)`."""
+    """`paths`, `before`, `gradients` and `after` of each trainable weight
+    for one SGD step (`STEP_LEARNING_RATE`) on `sum(output * P)`."""
     import keras
     import tensorflow as tf
 
     weights = layer.trainable_weights
+    paths = [f"{getattr(w, 'path', w.name)} {tuple(w.shape)}" for w in weights]
+    before = [np.array(w) for w in weights]
     if not weights:
-        return {
-            "grads_finite": True,
-            "unmoved_weights": [],
-            "step_changes_weights": True,
-        }
+        return {"paths": [], "before": [], "gradients": [], "after": []}
     probe = np.random.default_rng(STEP_SEED).standard_normal(out_shape)
     with tf.GradientTape() as tape:
         out = _first(layer(*inputs, **call_kwargs))
         loss = tf.reduce_sum(out * tf.constant(probe, out.dtype))
     grads = tape.gradient(loss, weights)
     # An Embedding's gradient is a tf.IndexedSlices: densify it first.
-    finite = all(
-        g is not None
-        and bool(np.all(np.isfinite(np.asarray(tf.convert_to_tensor(g)))))
+    dense = [
+        None if g is None else np.asarray(tf.convert_to_tensor(g))
         for g in grads
-    )
-    before = [np.array(w) for w in weights]
-    keras.optimizers.SGD(0.1).apply_gradients(zip(grads, weights, strict=True))
-    unmoved = [
-        f"{getattr(w, 'path', w.name)} {tuple(w.shape)}"
-        for b, w in zip(before, weights, strict=True)
-        if np.array_equal(b, np.asarray(w))
     ]
+    present = [
+        (g, w) for g, w in zip(grads, weights, strict=True) if g is not None
+    ]
+    if present:
+        keras.optimizers.SGD(STEP_LEARNING_RATE).apply_gradients(present)
     return {
-        "grads_finite": finite,
-        "unmoved_weights": unmoved,
-        "step_changes_weights": not unmoved,
+        "paths": paths,
+        "before": before,
+        "gradients": dense,
+        "after": [np.array(w) for w in weights],
     }
 
 
@@ -210,7 +210,7 @@ def tape_gradient(f: Callable[[Any], Any], x: np.ndarray) -> np.ndarray:
         tape.watch(xt)
         # a tf.function's tape costs a backward graph (~0.5 s for an RNN):
         # the tape runs the same Python function eagerly
-        y = in_float64(getattr(f, "python_function", f), xt)
+        y = in_float64(f, xt)
     dtype = tf.as_dtype(getattr(y, "dtype", tf.float64))
     if dtype != tf.float64:
         raise StudentError(
