@@ -327,14 +327,14 @@ def _decoder_block_params(blk):
 
 def _encoder_params(enc):
     return {
-        "embedding": np.array(enc.embedding.embeddings),
+        "embedding": np.array(enc.embedding.token_embedding.embeddings),
         "blocks": [_encoder_block_params(b) for b in enc.blks],
     }
 
 
 def _decoder_params(dec):
     return {
-        "embedding": np.array(dec.embedding.embeddings),
+        "embedding": np.array(dec.embedding.token_embedding.embeddings),
         "blocks": [_decoder_block_params(b) for b in dec.blks],
         "dense": _weights(dec.dense),
     }

@@ -85,6 +85,10 @@ def _check_model_size(num_hiddens: int, num_heads: int) -> None:
             f"`num_hiddens` ({num_hiddens}) must be divisible by "
             f"`num_heads` ({num_heads})"
         )
+    _check_even(num_hiddens)
+
+
+def _check_even(num_hiddens: int) -> None:
     if num_hiddens % 2:
         raise ValueError(
             "`num_hiddens` must be even for the sin/cos positional encoding, "
@@ -407,9 +411,72 @@ class TransformerEncoderBlock(keras.layers.Layer):
         }
 
 
+class TransformerEmbedding(keras.layers.Layer):
+    """The input of the encoder and of the decoder, the module docstring's
+    X: token embeddings times sqrt(D), plus the sinusoidal positional
+    encoding of their positions, then dropout.
+
+    Args:
+        vocab_size: int, the vocabulary size.
+        num_hiddens: int, D (even).
+        dropout: float in [0, 1), on the sum.
+
+    Call arguments:
+        tokens: `(B, T)` integer token ids.
+        start: int or scalar int tensor, the position of the first token
+            (0; when the decoder predicts step by step, the number of
+            cached steps).
+        training: bool.
+
+    Returns:
+        `(B, T, D)`.
+    """
+
+    def __init__(
+        self,
+        vocab_size: int,
+        num_hiddens: int,
+        dropout: float = 0.0,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        _check_positive(vocab_size=vocab_size, num_hiddens=num_hiddens)
+        _check_even(num_hiddens)
+        _check_dropout(dropout)
+        self.vocab_size = int(vocab_size)
+        self.num_hiddens = int(num_hiddens)
+        self.dropout = dropout
+        policy = self.dtype_policy
+        self.token_embedding = keras.layers.Embedding(
+            vocab_size, num_hiddens, name="token_embedding", dtype=policy
+        )
+        self.dropout_layer = keras.layers.Dropout(dropout, dtype=policy)
+
+    def build(self, tokens_shape, start_shape=None):
+        self.token_embedding.build(tokens_shape)
+
+    def call(self, tokens, start=0, training=None):
+        # TODO(l20): tokens (B, T) -> (B, T, D), the module docstring's
+        #   X = Dropout(Embedding(tokens) * √D + P[start .. start + T - 1])
+        #   with self.token_embedding, √D in the embedding's dtype, P from
+        #   sinusoidal_positions (one (T, D) table, the same for every
+        #   sequence) and self.dropout_layer (training only). T is known
+        #   only at run time. Our solution is about 5 lines.
+        #   中文：词元嵌入乘以 √D，加上从 start 起的位置编码，再做暂退法。
+        raise NotImplementedError("l20: TransformerEmbedding.call")
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "vocab_size": self.vocab_size,
+            "num_hiddens": self.num_hiddens,
+            "dropout": self.dropout,
+        }
+
+
 class TransformerEncoder(keras.layers.Layer):
-    """Token embedding (times sqrt(D)) plus positional encoding, then
-    `num_blks` encoder blocks.
+    """`TransformerEmbedding` (positions from 0), then `num_blks` encoder
+    blocks.
 
     Args:
         vocab_size: int, the source vocabulary size.
@@ -458,10 +525,9 @@ class TransformerEncoder(keras.layers.Layer):
         self.dropout = dropout
         self.bias = bool(bias)
         policy = self.dtype_policy
-        self.embedding = keras.layers.Embedding(
-            vocab_size, num_hiddens, name="embedding", dtype=policy
+        self.embedding = TransformerEmbedding(
+            vocab_size, num_hiddens, dropout, name="embedding", dtype=policy
         )
-        self.embedding_dropout = keras.layers.Dropout(dropout, dtype=policy)
         self.blks = [
             TransformerEncoderBlock(
                 num_hiddens,
@@ -481,15 +547,11 @@ class TransformerEncoder(keras.layers.Layer):
             blk.build((*tokens_shape, self.num_hiddens))
 
     def call(self, tokens, valid_lens=None, training=None):
-        # TODO(l20): tokens (B, S) -> (B, S, D), the embedding of the module
-        #   docstring: X = Dropout(Embedding(tokens) * √D + P[0 .. S-1]),
-        #   with self.embedding, √D in the embedding's dtype, P from
-        #   sinusoidal_positions (the (S, D) table, same for every
-        #   sequence) and self.embedding_dropout (training only); then the
-        #   blocks of self.blks in order, each given valid_lens and
-        #   training. S is known only at run time.
-        #   Our solution is about 6 lines.
-        #   中文：嵌入乘以 √D，加上位置编码，做暂退法，再依次经过各个编码器块。
+        # TODO(l20): tokens (B, S) -> (B, S, D): X = self.embedding of the
+        #   tokens (positions 0 .. S-1) with training, then the blocks of
+        #   self.blks in order, each given valid_lens and training.
+        #   Our solution is about 4 lines.
+        #   中文：先做词元嵌入（位置从 0 开始），再依次经过各个编码器块。
         raise NotImplementedError("l20: TransformerEncoder.call")
 
     def get_config(self):
@@ -620,8 +682,8 @@ class TransformerDecoderBlock(keras.layers.Layer):
 
 
 class TransformerDecoder(keras.layers.Layer):
-    """Token embedding (times sqrt(D)) plus positional encoding, `num_blks`
-    decoder blocks, and a dense layer to the vocabulary.
+    """`TransformerEmbedding` (positions from the cache's length),
+    `num_blks` decoder blocks, and a dense layer to the vocabulary.
 
     Args:
         vocab_size: int, the target vocabulary size V.
@@ -675,10 +737,9 @@ class TransformerDecoder(keras.layers.Layer):
         self.dropout = dropout
         self.bias = bool(bias)
         policy = self.dtype_policy
-        self.embedding = keras.layers.Embedding(
-            vocab_size, num_hiddens, name="embedding", dtype=policy
+        self.embedding = TransformerEmbedding(
+            vocab_size, num_hiddens, dropout, name="embedding", dtype=policy
         )
-        self.embedding_dropout = keras.layers.Dropout(dropout, dtype=policy)
         self.blks = [
             TransformerDecoderBlock(
                 num_hiddens,
@@ -717,14 +778,13 @@ class TransformerDecoder(keras.layers.Layer):
         # TODO(l20): tokens (B, T) -> (B, T, V) logits and the new cache, a
         #   list of num_blks (B, T0 + T, D). The new tokens sit at positions
         #   T0 .. T0 + T - 1, T0 = the number of cached steps (0 without a
-        #   cache; the time size of cache[0] otherwise). X =
-        #   Dropout(Embedding(tokens) * √D + P[those positions]) as in the
-        #   encoder (√D in the embedding's dtype, self.embedding_dropout);
+        #   cache; the time size of cache[0] otherwise). X = self.embedding
+        #   of the tokens from position T0, with training;
         #   then block i of self.blks on X with enc_outputs, enc_valid_lens
         #   and its own cache (cache[i], or None) and training, collecting
         #   the kv each returns, in order. The logits are self.dense of the
-        #   last block's output. Our solution is about 10 lines.
-        #   中文：与编码器相同，但位置从已缓存的步数开始；每个块用自己的缓存。
+        #   last block's output. Our solution is about 8 lines.
+        #   中文：嵌入的位置从已缓存的步数开始；每个块用自己的缓存。
         raise NotImplementedError("l20: TransformerDecoder.call")
 
     def get_config(self):
