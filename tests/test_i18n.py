@@ -406,6 +406,28 @@ def test_gradescope_follows_the_course_or_each_submission(tmp_path):
     assert i18n.of_submission(tmp_path) is None  # a student's file
 
 
+def test_the_student_edition_speaks_chinese_and_commits_the_choice(tmp_path):
+    from m2t.authoring import release
+
+    edition = tmp_path / "edition"
+    assert release.build(edition) == []
+    for name in ("m2t/messages/en.toml", "m2t/messages/zh.toml"):
+        assert (edition / name).is_file(), name
+    assert (edition / "graders" / "messages" / "mistakes.zh.toml").is_file()
+    assert "!/.m2t/lang" in (edition / ".gitignore").read_text()
+    out = m2t_env(edition, BARE, "--lang", "zh", "list")
+    assert out.returncode == 0, out.stderr
+    assert "你在这里" in out.stdout, out.stdout
+    assert i18n.of_submission(edition) == "zh"  # what a grader will read
+    subprocess.run(["git", "init", "-q"], cwd=edition, check=True)
+
+    def ignored(path: str) -> bool:  # as the student's git sees it
+        check = ["git", "check-ignore", "-q", path]
+        return subprocess.run(check, cwd=edition).returncode == 0
+
+    assert ignored(".m2t/state.json") and not ignored(".m2t/lang")
+
+
 def test_classroom_summary_in_chinese():
     from m2t.grading import classroom
     from m2t.grading.runner import LessonResult
