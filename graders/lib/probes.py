@@ -210,7 +210,7 @@ def tape_gradient(f: Callable[[Any], Any], x: np.ndarray) -> np.ndarray:
         tape.watch(xt)
         # a tf.function's tape costs a backward graph (~0.5 s for an RNN):
         # the tape runs the same Python function eagerly
-        y = in_float64(f, xt)
+        y = in_float64(getattr(f, "python_function", f), xt)
     dtype = tf.as_dtype(getattr(y, "dtype", tf.float64))
     if dtype != tf.float64:
         raise StudentError(
