@@ -14,6 +14,7 @@ from functools import partial
 import numpy as np
 import pytest
 
+from graders.lib import properties
 from graders.lib.contract import expect_layer_contract
 from graders.lib.fixtures import reference
 from graders.lib.judge import Mistake
@@ -207,7 +208,8 @@ def test_nonparametric_pooling(rng, per_query):
         ref_weights,
         "attention_pool weights (T, S), width 1",
         diagnoses=_diagnoses(ref_pool, *args, mistakes=POOL_MISTAKES, part=1),
-        hint="softmax(-(q - k)^2 / 2) over the keys.",
+        hint=say("l15.pool_weights_hint"),
+        properties=[properties.rows_sum_to_one()],
     )
     expect_close(
         predictions,
@@ -250,7 +252,8 @@ def test_pooling_with_a_width(rng, width):
         ref_pool(*args)[1],
         f"attention_pool weights with width {width}",
         diagnoses=_diagnoses(ref_pool, *args, mistakes=POOL_MISTAKES, part=1),
-        hint="softmax(-((q - k) w)^2 / 2): w scales the distance.",
+        hint=say("l15.width_hint"),
+        properties=[properties.rows_sum_to_one()],
     )
     expect_close(
         predictions,
@@ -297,6 +300,7 @@ def test_prediction_queries_are_the_test_inputs(rng):
         ref_predict(*args)[1],
         "nw_predict weights (5 test inputs, 8 training pairs)",
         diagnoses=_diagnoses(ref_predict, *args, part=1),
+        properties=[properties.rows_sum_to_one()],
     )
     expect_close(
         predictions,

@@ -14,6 +14,7 @@ from functools import partial
 import numpy as np
 import pytest
 
+from graders.lib import properties
 from graders.lib.contract import expect_dropout_only_in_training
 from graders.lib.contract import expect_layer_contract
 from graders.lib.contract import expect_value_errors
@@ -235,6 +236,8 @@ def test_decoder_matches_reference(rng, masked):
         "attention weights of every step (B, T, S)",
         diagnoses=_diagnoses(ref_decoder, *args, part=2),
         hint="step t attends with the previous top-layer state as the query.",
+        properties=[properties.rows_sum_to_one()]
+        + ([properties.masked_keys(valid)] if masked else []),
     )
     expect_close(
         logits,
