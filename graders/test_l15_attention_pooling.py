@@ -208,7 +208,7 @@ def test_nonparametric_pooling(rng, per_query):
         ref_weights,
         "attention_pool weights (T, S), width 1",
         diagnoses=_diagnoses(ref_pool, *args, mistakes=POOL_MISTAKES, part=1),
-        hint=say("l15.pool_weights_hint"),
+        hint="softmax(-(q - k)^2 / 2) over the keys.",
         properties=[properties.rows_sum_to_one()],
     )
     expect_close(
@@ -252,7 +252,7 @@ def test_pooling_with_a_width(rng, width):
         ref_pool(*args)[1],
         f"attention_pool weights with width {width}",
         diagnoses=_diagnoses(ref_pool, *args, mistakes=POOL_MISTAKES, part=1),
-        hint=say("l15.width_hint"),
+        hint="softmax(-((q - k) w)^2 / 2): w scales the distance.",
         properties=[properties.rows_sum_to_one()],
     )
     expect_close(
