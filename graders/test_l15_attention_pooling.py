@@ -21,6 +21,7 @@ from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
 from graders.lib.judge import mistake_outputs
+from graders.lib.messages import say
 from graders.lib.probes import gradient_check
 from graders.lib.probes import layer_contract
 from graders.lib.references import softmax
@@ -206,17 +207,17 @@ def test_nonparametric_pooling(rng, per_query):
     expect_close(
         weights,
         ref_weights,
-        "attention_pool weights (T, S), width 1",
+        say("l15.pool_weights"),
         diagnoses=_diagnoses(ref_pool, *args, mistakes=POOL_MISTAKES, part=1),
-        hint="softmax(-(q - k)^2 / 2) over the keys.",
+        hint=say("l15.pool_weights_hint"),
         properties=[properties.rows_sum_to_one()],
     )
     expect_close(
         predictions,
         ref_pred,
-        "attention_pool predictions (T,)",
+        say("l15.pool_predictions"),
         diagnoses=_diagnoses(ref_pool, *args, mistakes=POOL_MISTAKES, part=0),
-        hint="the sum over the keys of weights * values.",
+        hint=say("l15.pool_predictions_hint"),
     )
 
 
@@ -230,10 +231,12 @@ def test_nearest_key_gets_the_largest_weight(rng):
         and np.all(weights >= 0)
         and np.allclose(weights.sum(-1), 1.0, atol=1e-5)
         and np.array_equal(weights.argmax(-1), nearest),
-        "each query's weights must be a distribution over the keys (>= 0, "
-        f"summing to 1) whose largest entry is the nearest key {nearest}; "
-        f"got row sums {np.round(weights.sum(-1), 4)} and largest entries "
-        f"at {weights.argmax(-1)}.",
+        say(
+            "l15.nearest",
+            nearest=nearest,
+            sums=np.round(weights.sum(-1), 4),
+            largest=weights.argmax(-1),
+        ),
         got=weights,
         diagnoses=_diagnoses(
             ref_pool, queries, keys, values, mistakes=POOL_MISTAKES, part=1
@@ -250,15 +253,15 @@ def test_pooling_with_a_width(rng, width):
     expect_close(
         weights,
         ref_pool(*args)[1],
-        f"attention_pool weights with width {width}",
+        say("l15.width_weights", width=width),
         diagnoses=_diagnoses(ref_pool, *args, mistakes=POOL_MISTAKES, part=1),
-        hint="softmax(-((q - k) w)^2 / 2): w scales the distance.",
+        hint=say("l15.width_hint"),
         properties=[properties.rows_sum_to_one()],
     )
     expect_close(
         predictions,
         ref_pool(*args)[0],
-        f"attention_pool predictions with width {width}",
+        say("l15.width_predictions", width=width),
         diagnoses=_diagnoses(ref_pool, *args, mistakes=POOL_MISTAKES, part=0),
     )
 
@@ -271,17 +274,17 @@ def test_leave_one_out(rng):
     expect_close(
         keys,
         want_keys,
-        "leave_one_out keys (n, n - 1), n = 6",
+        say("l15.loo_keys"),
         tol=EXACT,
         diagnoses={
             LOO_INCLUDES_SELF: ref_leave_one_out(x, y, LOO_INCLUDES_SELF)[0]
         },
-        hint="row i: every training input but x[i], in order.",
+        hint=say("l15.loo_hint"),
     )
     expect_close(
         values,
         want_values,
-        "leave_one_out values (n, n - 1)",
+        say("l15.loo_values"),
         tol=EXACT,
         diagnoses={
             LOO_INCLUDES_SELF: ref_leave_one_out(x, y, LOO_INCLUDES_SELF)[1]
@@ -298,14 +301,14 @@ def test_prediction_queries_are_the_test_inputs(rng):
     expect_close(
         weights,
         ref_predict(*args)[1],
-        "nw_predict weights (5 test inputs, 8 training pairs)",
+        say("l15.predict_weights"),
         diagnoses=_diagnoses(ref_predict, *args, part=1),
         properties=[properties.rows_sum_to_one()],
     )
     expect_close(
         predictions,
         ref_predict(*args)[0],
-        "nw_predict predictions at the 5 test inputs",
+        say("l15.predict_predictions"),
         diagnoses=_diagnoses(ref_predict, *args, part=0),
     )
 
@@ -317,7 +320,7 @@ def test_layer_with_learned_width(rng):
     expect_close(
         out,
         ref_pool(*args)[0],
-        "NWKernelRegression(initial_width=1.5) predictions",
+        say("l15.layer_predictions"),
         diagnoses=_diagnoses(ref_pool, *args, mistakes=POOL_MISTAKES, part=0),
     )
     expect_layer_contract(
@@ -340,7 +343,7 @@ def test_gradient_of_the_leave_one_out_loss(rng):
     expect_close(
         analytic,
         numeric,
-        "d(leave-one-out loss)/d(w) vs centred differences",
+        say("l15.gradient"),
         tol=GRAD,
     )
 
@@ -354,15 +357,14 @@ def test_fit_width_by_leave_one_out(rng):
     expect_close(
         np.array(losses),
         np.array(want_losses),
-        "fit_width losses (sum of squared errors at the start of each epoch)",
+        say("l15.fit_losses"),
         diagnoses=_diagnoses(ref_fit, x_train, y_train, part=1),
-        hint="predict each x_i from the other points, loss sum (f - y)^2, "
-        "plain SGD with learning rate 0.5.",
+        hint=say("l15.fit_hint"),
     )
     expect_close(
         np.array(width),
         np.array(want_width),
-        "the learned width after 5 epochs",
+        say("l15.fit_width"),
         diagnoses=_diagnoses(ref_fit, x_train, y_train, part=0),
     )
     truth = 2 * np.sin(x_test) + x_test**0.8
@@ -371,7 +373,10 @@ def test_fit_width_by_leave_one_out(rng):
     ]
     expect(
         errors[1] < errors[0],
-        "the learned width should predict the noise-free test curve better "
-        f"than w = 1: mean squared errors {errors[0]:.4f} (w = 1) and "
-        f"{errors[1]:.4f} (w = {width:.3f}).",
+        say(
+            "l15.fit_better",
+            plain=f"{errors[0]:.4f}",
+            learned=f"{errors[1]:.4f}",
+            width=f"{width:.3f}",
+        ),
     )

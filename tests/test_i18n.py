@@ -1,8 +1,8 @@
 """The course in two languages: which language a run speaks, the catalogues
 (every English text has its Chinese, with the same fields), and what a
 student reads with M2T_LANG=zh (`m2t hint`, `list`, `progress`, `grade` on
-the skeleton and on each of lesson 16's catalogued mistakes, `watch` in a
-terminal): Chinese, with no English sentence left but code, paths and
+the skeleton and on each catalogued mistake of lessons 15 and 16, `watch`
+in a terminal): Chinese, with no English sentence left but code, paths and
 numbers."""
 
 from __future__ import annotations
@@ -60,6 +60,9 @@ CATALOGUES = {
     "m2t/messages": i18n.MESSAGES,
     "graders/messages": i18n.Catalogue(ROOT / "graders" / "messages"),
 }
+CHINESE_GRADERS = [curriculum.find("15"), L16]
+"""The lessons whose graders speak Chinese through and through (the others'
+own check messages are English still)."""
 ONLY_ZH = ("lesson_titles.",)
 """Keys of zh.toml with no English twin: the titles are curriculum.toml's."""
 
@@ -328,12 +331,13 @@ def _grade_in_chinese(folder, lesson: str = "16") -> str:
     return out.getvalue()
 
 
-def test_grade_16_on_the_skeleton_in_chinese(tmp_path):
+@pytest.mark.parametrize("lesson", CHINESE_GRADERS, ids=lambda x: x.tag)
+def test_grade_on_the_skeleton_in_chinese(tmp_path, lesson):
     skeleton = make_lessons.cut(
-        L16.reference.read_text(encoding="utf-8"), L16.filename
+        lesson.reference.read_text(encoding="utf-8"), lesson.filename
     )
-    (tmp_path / L16.filename).write_text(skeleton, encoding="utf-8")
-    out = _grade_in_chinese(tmp_path)
+    (tmp_path / lesson.filename).write_text(skeleton, encoding="utf-8")
+    out = _grade_in_chinese(tmp_path, lesson.id)
     assert "未开始（TODO 位于 " in out and "得分 0/" in out, out
     _no_english(out)
 
@@ -347,13 +351,21 @@ def test_grade_of_the_question_list_in_chinese(tmp_path):
     _no_english(out)
 
 
-@pytest.mark.parametrize("name", sorted(mutants.catalogue(L16.module)))
-def test_grade_16_names_each_catalogued_mistake_in_chinese(tmp_path, name):
-    source = L16.reference.read_text(encoding="utf-8")
-    replacements = mutants.catalogue(L16.module)[name]
+@pytest.mark.parametrize(
+    "lesson, name",
+    [
+        (x, name)
+        for x in CHINESE_GRADERS
+        for name in mutants.catalogue(x.module)
+    ],
+    ids=lambda x: getattr(x, "tag", x),
+)
+def test_grade_names_each_catalogued_mistake_in_chinese(tmp_path, lesson, name):
+    source = lesson.reference.read_text(encoding="utf-8")
+    replacements = mutants.catalogue(lesson.module)[name]
     text = mutants.mutate(source, replacements, name)
-    (tmp_path / L16.filename).write_text(text, encoding="utf-8")
-    out = _grade_in_chinese(tmp_path)
+    (tmp_path / lesson.filename).write_text(text, encoding="utf-8")
+    out = _grade_in_chinese(tmp_path, lesson.id)
     assert f"可能的错误 [{name}]：" in out, out
     _no_english(out)
 
