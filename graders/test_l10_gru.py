@@ -23,6 +23,7 @@ from graders.lib.judge import expect
 from graders.lib.judge import expect_close
 from graders.lib.judge import expect_shape
 from graders.lib.judge import mistake_outputs
+from graders.lib.messages import say
 from graders.lib.probes import layer_contract
 from graders.lib.probes import tape_gradient
 from graders.lib.probes import value_errors
@@ -206,16 +207,13 @@ def test_step_shapes(rng, batch, d):
     x = rng.standard_normal((batch, d)).astype("float32")
     h = rng.standard_normal((batch, U)).astype("float32")
     h_new, states = run_step(x, h)
-    expect_shape(h_new, (batch, U), "GRUCell output h_new")
-    expect(
-        len(states) == 1,
-        f"GRUCell must return (h_new, [h_new]): one state, got {len(states)}.",
-    )
+    expect_shape(h_new, (batch, U), say("l10.output"))
+    expect(len(states) == 1, say("l10.one_state", got=len(states)))
     expect_close(
         states[0],
         h_new,
-        "GRUCell: the returned state vs the output",
-        hint="a GRU's output IS its new state: return (h_new, [h_new]).",
+        say("l10.state_vs_output"),
+        hint=say("l10.state_vs_output_hint"),
     )
 
 
@@ -231,13 +229,13 @@ def test_sequence_matches_reference(rng, start):
     expect_close(
         outputs,
         ref_outputs,
-        "GRU outputs over the sequence (B, T, U)",
+        say("l10.outputs"),
         diagnoses=_diagnoses(ref_gru, x, h0, weights, part=0),
     )
     expect_close(
         h,
         ref_h,
-        "GRU final state (B, U)",
+        say("l10.final_state"),
         diagnoses=_diagnoses(ref_gru, x, h0, weights, part=1),
     )
 
@@ -251,12 +249,11 @@ def test_matches_keras_gru_after_weight_transfer(rng):
     expect_close(
         outputs,
         keras_outputs,
-        "GRUCell in keras.layers.RNN vs keras.layers.GRU(reset_after=False) "
-        "outputs",
+        say("l10.vs_keras"),
         diagnoses=_diagnoses(ref_gru, x, h0, weights, part=0),
-        hint="same [kernel, recurrent_kernel, bias] with blocks [z | r | h].",
+        hint=say("l10.vs_keras_hint"),
     )
-    expect_close(h, keras_h, "final state vs keras.layers.GRU")
+    expect_close(h, keras_h, say("l10.vs_keras_state"))
 
 
 def test_update_gate_open_keeps_the_state(rng):
@@ -267,9 +264,9 @@ def test_update_gate_open_keeps_the_state(rng):
     expect_close(
         h,
         h0,
-        "GRU final state with the update gate saturated at 1",
+        say("l10.update_open"),
         diagnoses=_diagnoses(ref_gru, x, h0, weights, part=1),
-        hint="with z = 1, h = z*h_prev + (1-z)*h_cand is h_prev at every step.",
+        hint=say("l10.update_open_hint"),
     )
 
 
@@ -284,10 +281,9 @@ def test_reset_and_update_closed_forget_the_past(rng):
     expect_close(
         h_new,
         expected,
-        "GRU step with reset and update gates at 0",
+        say("l10.gates_closed"),
         diagnoses=_diagnoses(ref_gru_step, x, h, *weights),
-        hint="r = 0 removes h_prev from the candidate and z = 0 takes the "
-        "candidate whole.",
+        hint=say("l10.gates_closed_hint"),
     )
 
 
@@ -306,7 +302,7 @@ def test_keras_layer_contract(rng):
     expect_shape(
         facts["rnn_symbolic_shape"],
         (None, U),
-        "keras.layers.RNN(GRUCell) on keras.Input((None, D))",
+        say("l10.rnn_symbolic"),
     )
     expect_bad_values_named(facts["errors"], "GRUCell", "units")
 
@@ -322,6 +318,6 @@ def test_gradient_matches_centred_differences(rng, wrt):
     expect_gradient(
         got,
         ref_step_gradient(wrt, x, h, weights, probe_weights),
-        f"GRU step d(loss)/d({wrt}) vs centred differences",
+        say("l10.gradient", wrt=wrt),
         tol=GRAD,
     )
