@@ -38,6 +38,7 @@ from graders.lib.cnn_references import max_pool
 from graders.lib.cnn_references import random_weight
 from graders.lib.cnn_references import relu
 from graders.lib.cnn_references import simulate
+from graders.lib.contract import expect_computes_in
 from graders.lib.contract import expect_layer_contract
 from graders.lib.contract import expect_value_errors
 from graders.lib.data import toy_images
@@ -49,6 +50,7 @@ from graders.lib.judge import expect_reference
 from graders.lib.judge import expect_shape
 from graders.lib.judge import memo
 from graders.lib.probes import layer_contract
+from graders.lib.probes import layers_off_dtype
 from graders.lib.probes import value_errors
 from graders.lib.probes import weighted_sum_gradient
 from graders.lib.tolerances import GRAD
@@ -116,6 +118,14 @@ FIRST_STAGE_DOWNSAMPLES = Mistake(
     "max-pooling, so its first block keeps size and channels "
     "(resnet_block(64, 2, first_block=True)).",
 )
+FLOAT32_ADD = Mistake(
+    "float32_add_layer",
+    "your layer computes in float32 inside a float64 model: "
+    "keras.layers.add([Y, X']) called in call makes a new Add layer with "
+    "the default float32 policy every time (its float32 sum is right, but "
+    "a float64 Residual must compute in float64); write Y + X' (or "
+    "keras.ops.add), which follows the inputs' dtype.",
+)
 MISTAKES = (
     INCEPTION_ORDER,
     INCEPTION_AXIS,
@@ -124,6 +134,7 @@ MISTAKES = (
     RELU_BEFORE_ADD,
     SHORTCUT_SKIPS_1X1,
     FIRST_STAGE_DOWNSAMPLES,
+    FLOAT32_ADD,
 )
 INCEPTION_MISTAKES = (INCEPTION_ORDER, INCEPTION_AXIS, INCEPTION_NO_POOL)
 RESIDUAL_MISTAKES = (NO_SHORTCUT, RELU_BEFORE_ADD, SHORTCUT_SKIPS_1X1)
@@ -332,6 +343,12 @@ def run_residual_shapes(m, x):
 
 
 @lesson.probe
+def run_residual_dtypes(m, x):
+    block = m.Residual(2, dtype="float64")
+    return layers_off_dtype(partial(block, training=False), x)
+
+
+@lesson.probe
 def run_residual_gradient(m, args, x, probe_weights):
     block = m.Residual(*args, dtype="float64")
     call = partial(block, training=False)
@@ -488,6 +505,17 @@ def test_residual_matches_reference(rng, case, mode):
         mistakes=RESIDUAL_MISTAKES,
         hint="Y = relu(bn1(conv1(X))); Y = bn2(conv2(Y)); out = relu(Y + X') "
         "with X' = X or conv3(X); pass `training` to both batch norms.",
+    )
+
+
+def test_residual_computes_in_float64(rng):
+    """Residual(2, dtype='float64') on float64 inputs: every layer it calls
+    computes in float64 (the gradient check below needs it)."""
+    expect_computes_in(
+        run_residual_dtypes(rng.standard_normal((1, 3, 2, 2))),
+        "float64",
+        "Residual(2, dtype='float64')",
+        diagnoses={FLOAT32_ADD: "Add"},
     )
 
 

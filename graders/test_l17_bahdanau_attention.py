@@ -18,6 +18,7 @@ from graders.lib import properties
 from graders.lib.contract import expect_dropout_only_in_training
 from graders.lib.contract import expect_layer_contract
 from graders.lib.contract import expect_value_errors
+from graders.lib.dropout import nearest_dropped
 from graders.lib.fixtures import reference
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
@@ -56,11 +57,24 @@ CONCAT_ORDER_SWAPPED = Mistake(
     "the GRU input is [embedding, context]; this course (and d2l) "
     "concatenates the context first: [context, embedding].",
 )
+DROPPED_WEIGHTS_RETURNED = Mistake(
+    "dropped_weights_returned",
+    "attend returns the attention weights after dropout; return them "
+    "before it, so that they sum to 1 in training too (only the context "
+    "uses the dropped ones).",
+)
+DROPOUT_ON_CONTEXT = Mistake(
+    "dropout_on_context",
+    "dropout acts on the context vector; it belongs on the attention "
+    "weights: context = Σ_j Dropout(weights)_j values_j.",
+)
 MISTAKES = (
     QUERY_CURRENT_STATE,
     QUERY_BOTTOM_LAYER,
     NO_SOURCE_MASK,
     CONCAT_ORDER_SWAPPED,
+    DROPPED_WEIGHTS_RETURNED,
+    DROPOUT_ON_CONTEXT,
 )
 
 
@@ -194,6 +208,16 @@ def run_dropout(m, tokens, enc, hidden, valid_lens):
             tokens, enc, hidden, valid_lens, training=training
         )[0]
     )
+
+
+@lesson.probe
+def run_attend_training(m, tokens, enc, hidden, valid_lens):
+    """attend of the top layer's state, dropout=0.5, training=True."""
+    dec = _decoder(m, tokens, enc, hidden, valid_lens, dropout=0.5)
+    context, weights = dec.attend(
+        hidden[:, -1], dec.W_k(enc), enc, valid_lens, training=True
+    )
+    return context, weights, _params(dec)
 
 
 @lesson.probe
@@ -386,6 +410,47 @@ def test_layer_dropout_acts_between_layers_only(rng):
                 "between the GRU layers (cell 1 must read Dropout(cell 0's "
                 "state)).",
             )
+
+
+@pytest.mark.points(2)
+def test_dropout_acts_on_the_attention_weights(rng):
+    """dropout=0.5, training: attend returns the weights before the
+    dropout (rows sum to 1), and its context is Σ_j Dropout(weights)_j
+    values_j for some keep-mask of each row's keys."""
+    tokens, enc, hidden = _inputs(rng)
+    context, weights, params = run_attend_training(tokens, enc, hidden, VALID)
+    query = np.asarray(hidden[:, -1], np.float64)
+    values = np.asarray(enc, np.float64)
+    ref_context, ref_weights = ref_attend(query, values, VALID, params)
+    expect_close(
+        weights,
+        ref_weights,
+        "attend(..., training=True) weights with dropout=0.5 (those before "
+        "the dropout: each row sums to 1)",
+        diagnoses={
+            DROPPED_WEIGHTS_RETURNED: lambda: nearest_dropped(
+                weights, ref_weights, 0.5
+            )
+        },
+    )
+    expect_close(
+        context,
+        nearest_dropped(
+            context,
+            ref_weights,
+            0.5,
+            then=lambda d: np.einsum("bms,bsh->bmh", d, values),
+        ),
+        "attend(..., training=True) context with dropout=0.5: it must be "
+        "Σ_j Dropout(weights)_j values_j, for some mask of the keys",
+        diagnoses={
+            DROPOUT_ON_CONTEXT: lambda: nearest_dropped(
+                np.asarray(context)[..., None], ref_context[..., None], 0.5
+            )[..., 0]
+        },
+        hint="drop the weights (self.attention_dropout), then average the "
+        "values with them.",
+    )
 
 
 def test_keras_layer_contract(rng):

@@ -19,6 +19,7 @@ from graders.lib import properties
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
 from graders.lib.judge import expect_shape
+from graders.lib.judge import fail
 from graders.lib.messages import say
 from graders.lib.tolerances import F32
 from graders.lib.tolerances import GRAD
@@ -288,4 +289,41 @@ def expect_gradient(
         expected,
         say("contract.gradient", what=what),
         tol=tol,
+    )
+
+
+def expect_computes_in(
+    facts: Mapping[str, Any],
+    dtype: str,
+    name: str,
+    *,
+    diagnoses: Mapping[Any, str] | None = None,
+) -> None:
+    """A layer built with `dtype` computes in it throughout.
+
+    Args:
+        facts: `probes.layers_off_dtype`'s, from a call on a `dtype` input.
+        dtype: e.g. "float64".
+        name: the layer, for the message.
+        diagnoses: mistake -> the layer class ("Add") whose presence among
+            the off-dtype layers shows it.
+    """
+    off, got = list(facts["off"]), facts["output_dtype"]
+    if not off and got == dtype:
+        return
+    where = ", ".join(off) or f"an op of your own (its output is {got})"
+    shown = [
+        mistake
+        for mistake, cls in (diagnoses or {}).items()
+        if any(entry.startswith(f"{cls} ") for entry in off)
+    ]
+    fail(
+        [
+            f"{name}: your layer computes in another dtype inside a {dtype} "
+            f"model: {where}. A sublayer made in __init__ takes "
+            "dtype=self.dtype_policy; keras.ops (or +) follow the inputs' "
+            "dtype, while keras.layers.add([...]) called inside call makes "
+            "a new float32 layer every time."
+        ],
+        shown[0] if len(shown) == 1 else None,
     )
