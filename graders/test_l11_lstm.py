@@ -22,6 +22,7 @@ from graders.lib.judge import expect
 from graders.lib.judge import expect_close
 from graders.lib.judge import expect_shape
 from graders.lib.judge import mistake_outputs
+from graders.lib.messages import say
 from graders.lib.probes import gradient_check
 from graders.lib.probes import layer_contract
 from graders.lib.probes import value_errors
@@ -214,18 +215,17 @@ def test_step_shapes(rng, batch, d):
     h = rng.standard_normal((batch, U)).astype("float32")
     c = rng.standard_normal((batch, U)).astype("float32")
     h_new, states = run_step(x, h, c)
-    expect_shape(h_new, (batch, U), "LSTMCell output h_new")
+    expect_shape(h_new, (batch, U), say("l11.output"))
     expect(
         len(states) == 2,
-        "LSTMCell must return (h_new, [h_new, c_new]): two states, got "
-        f"{len(states)}.",
+        say("l11.two_states", got=len(states)),
     )
-    expect_shape(states[1], (batch, U), "LSTMCell memory c_new")
+    expect_shape(states[1], (batch, U), say("l11.memory"))
     expect_close(
         states[0],
         h_new,
-        "LSTMCell: the first returned state vs the output",
-        hint="the states are [h_new, c_new], in that order.",
+        say("l11.state_vs_output"),
+        hint=say("l11.state_vs_output_hint"),
     )
 
 
@@ -243,13 +243,13 @@ def test_sequence_matches_reference(rng, start):
     expect_close(
         outputs,
         ref_outputs,
-        "LSTM outputs over the sequence (B, T, U)",
+        say("l11.outputs"),
         diagnoses=_diagnoses(ref_lstm, *args, part=0),
     )
     expect_close(
         c,
         ref_c,
-        "LSTM final memory c (B, U)",
+        say("l11.final_memory"),
         diagnoses=_diagnoses(ref_lstm, *args, part=2),
     )
 
@@ -264,12 +264,12 @@ def test_matches_keras_lstm_after_weight_transfer(rng):
     expect_close(
         outputs,
         keras_outputs,
-        "LSTMCell in keras.layers.RNN vs keras.layers.LSTM outputs",
+        say("l11.vs_keras"),
         diagnoses=_diagnoses(ref_lstm, x, h0, c0, weights, part=0),
-        hint="same [kernel, recurrent_kernel, bias], blocks [i | f | c | o].",
+        hint=say("l11.vs_keras_hint"),
     )
-    expect_close(h, keras_h, "final hidden state vs keras.layers.LSTM")
-    expect_close(c, keras_c, "final memory vs keras.layers.LSTM")
+    expect_close(h, keras_h, say("l11.vs_keras_state"))
+    expect_close(c, keras_c, say("l11.vs_keras_memory"))
 
 
 def test_forget_open_input_closed_keeps_the_memory(rng):
@@ -283,9 +283,9 @@ def test_forget_open_input_closed_keeps_the_memory(rng):
     expect_close(
         c,
         c0,
-        "LSTM final memory with f = 1 and i = 0",
+        say("l11.carry"),
         diagnoses=_diagnoses(ref_lstm, x, h0, c0, weights, part=2),
-        hint="with f = 1 and i = 0, c = f*c_prev + i*c_cand is c_prev.",
+        hint=say("l11.carry_hint"),
     )
 
 
@@ -298,23 +298,23 @@ def test_fresh_cell_remembers_by_default(rng):
     expect_close(
         bias,
         np.concatenate([np.zeros(U), np.ones(U), np.zeros(2 * U)]),
-        "LSTMCell initial bias [b_i | b_f | b_c | b_o]",
+        say("l11.initial_bias"),
     )
     zero = [np.zeros((D, 4 * U)), np.zeros((U, 4 * U)), bias]
     ref_h, ref_c = ref_lstm_step(x, h, c, *zero)
     expect_close(
         states[1],
         ref_c,
-        "fresh LSTMCell memory (kernels zeroed)",
+        say("l11.fresh_memory"),
         diagnoses=_diagnoses(ref_lstm_step, x, h, c, *zero, part=1),
-        hint="expected c = sigmoid(1) * c_prev.",
+        hint=say("l11.fresh_memory_hint"),
     )
     expect_close(
         h_new,
         ref_h,
-        "fresh LSTMCell hidden state (kernels zeroed)",
+        say("l11.fresh_state"),
         diagnoses=_diagnoses(ref_lstm_step, x, h, c, *zero, part=0),
-        hint="expected h = sigmoid(0) * tanh(c) = 0.5 * tanh(c).",
+        hint=say("l11.fresh_state_hint"),
     )
 
 
@@ -328,8 +328,7 @@ def test_hidden_state_stays_in_minus_one_one(rng):
     h_new, _ = run_step(x, h, c, weights)
     expect(
         np.all(np.abs(h_new) < 1.0),
-        "LSTMCell: |h| must stay below 1 (h = o * tanh(c)), got max |h| = "
-        f"{np.abs(h_new).max():.3g} with |c_prev| = 6.",
+        say("l11.bounded", largest=f"{np.abs(h_new).max():.3g}"),
         got=h_new,
         diagnoses=_diagnoses(ref_lstm_step, x, h, c, *weights, part=0),
     )
@@ -349,7 +348,7 @@ def test_keras_layer_contract(rng):
     expect_shape(
         facts["rnn_symbolic_shape"],
         (None, U),
-        "keras.layers.RNN(LSTMCell) on keras.Input((None, D))",
+        say("l11.rnn_symbolic"),
     )
     expect_bad_values_named(facts["errors"], "LSTMCell", "units")
 
@@ -366,6 +365,6 @@ def test_gradient_matches_centred_differences(rng, wrt):
     expect_close(
         analytic,
         numeric,
-        f"LSTM step d(loss)/d({wrt}) vs centred differences",
+        say("l11.gradient", wrt=wrt),
         tol=GRAD,
     )

@@ -178,10 +178,11 @@ def train_steps(
             loss = loss_fn(y, model(x, training=True))
         grads = tape.gradient(loss, weights)
         if all(g is None for g in grads):
-            from graders.lib.probes import LEFT_THE_TAPE
+            from graders.lib.messages import say
             from m2t.grading.probe import StudentError
 
-            raise StudentError(f"training: {LEFT_THE_TAPE}")
+            left = say("probes.left_tape")
+            raise StudentError(say("probes.left_tape_training", left=left))
         rate = learning_rate * np.sqrt(1 - beta_2**step) / (1 - beta_1**step)
         for i, (w, g) in enumerate(zip(weights, grads, strict=True)):
             first[i] = beta_1 * first[i] + (1 - beta_1) * g

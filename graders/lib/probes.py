@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from graders.lib.messages import say
 from graders.lib.tolerances import GRAD_EPS
 
 STEP_SEED = 20261201
@@ -147,22 +148,11 @@ def in_float64(f: Callable[..., Any], *args: Any) -> Any:
         from m2t.grading.probe import StudentError
 
         raise StudentError(
-            "a float64 check: the layer was built with dtype='float64', "
-            "but float32 meets float64 inside it ("
-            f"{type(e).__name__}: {str(e).splitlines()[0][:200]}). A "
-            "sublayer made without dtype= computes in float32 (pass "
-            "dtype=self.dtype_policy), and so does a hard-coded cast such "
-            "as d2l's tf.cast(d, dtype=tf.float32) (cast to the input's "
-            "dtype)."
+            say(
+                "probes.float32_meets_float64",
+                error=f"{type(e).__name__}: {str(e).splitlines()[0][:200]}",
+            )
         ) from None
-
-
-LEFT_THE_TAPE = (
-    "the gradient came back empty (None): between the input and the output "
-    "the computation left TensorFlow's tape. NumPy inside call (np.tanh, "
-    "np.asarray, x.numpy(), float(x)) turns a tensor into constant numbers "
-    "that carry no gradient: use keras.ops throughout."
-)
 
 
 def gradient_check(
@@ -213,15 +203,10 @@ def tape_gradient(f: Callable[[Any], Any], x: np.ndarray) -> np.ndarray:
         y = in_float64(getattr(f, "python_function", f), xt)
     dtype = tf.as_dtype(getattr(y, "dtype", tf.float64))
     if dtype != tf.float64:
-        raise StudentError(
-            f"a float64 check got a {dtype.name} result: the layer was "
-            "built with dtype='float64', but something in your code "
-            "computes in float32 (a hard-coded dtype in ops.cast or a "
-            "constant?). Use the input's dtype (x.dtype) instead."
-        )
+        raise StudentError(say("probes.result_dtype", dtype=dtype.name))
     grad = tape.gradient(y, xt)
     if grad is None:  # y does not depend on x on the tape
-        raise StudentError(LEFT_THE_TAPE)
+        raise StudentError(say("probes.left_tape"))
     return np.asarray(grad, dtype=np.float64)
 
 
