@@ -19,6 +19,7 @@ from graders.lib.judge import expect
 from graders.lib.judge import expect_close
 from graders.lib.judge import expect_shape
 from graders.lib.judge import mistake_outputs
+from graders.lib.messages import say
 from graders.lib.probes import layer_contract
 from graders.lib.probes import state_gradient
 from graders.lib.probes import value_errors
@@ -196,8 +197,8 @@ def test_output_shapes(rng, inputs):
     )
     weights = _weights(rng, E if embedding is not None else V)
     logits, state = run_model(X, None, weights, embedding)
-    expect_shape(logits, (B, T, V), f"RNNModel ({inputs}) logits")
-    expect_shape(state, (B, U), f"RNNModel ({inputs}) state")
+    expect_shape(logits, (B, T, V), say("l09.logits", inputs=inputs))
+    expect_shape(state, (B, U), say("l09.state", inputs=inputs))
 
 
 @pytest.mark.points(2)
@@ -215,14 +216,14 @@ def test_matches_numpy_rnn_after_weight_transfer(rng, state):
     expect_close(
         logits,
         ref_logits,
-        f"RNNModel logits (initial state {state}) vs the NumPy RNN",
+        say("l09.vs_numpy_logits", state=state),
         diagnoses=_diagnoses(X, h0, weights),
-        hint="one-hot (B, T, V) -> SimpleRNN -> Dense(V) on every step.",
+        hint=say("l09.vs_numpy_hint"),
     )
     expect_close(
         new_state,
         ref_state,
-        f"RNNModel final state (initial state {state}) vs the NumPy RNN",
+        say("l09.vs_numpy_state", state=state),
         diagnoses=_diagnoses(X, h0, weights, part=1),
     )
 
@@ -237,15 +238,14 @@ def test_embedding_matches_numpy_rnn(rng):
     expect_close(
         logits,
         ref_model(X, h0, weights, embedding)[0],
-        "RNNModel(embedding_dim=E) logits vs the NumPy RNN",
+        say("l09.embedding_logits"),
         diagnoses=_diagnoses(X, h0, weights, embedding),
-        hint="with an embedding the RNN reads self.embedding(inputs), "
-        "(B, T, E), instead of one-hot vectors.",
+        hint=say("l09.embedding_hint"),
     )
     expect_close(
         new_state,
         ref_model(X, h0, weights, embedding)[1],
-        "RNNModel(embedding_dim=E) final state vs the NumPy RNN",
+        say("l09.embedding_state"),
         diagnoses=_diagnoses(X, h0, weights, embedding, part=1),
     )
 
@@ -259,7 +259,7 @@ def test_state_carries_across_calls(rng):
     expect_close(
         facts["pieces"],
         facts["full"],
-        "RNNModel logits: one call vs two calls carrying the state",
+        say("l09.carry_logits"),
         diagnoses={
             INITIAL_STATE_IGNORED: lambda: np.concatenate(
                 [
@@ -273,7 +273,7 @@ def test_state_carries_across_calls(rng):
     expect_close(
         facts["last"],
         facts["state"],
-        "RNNModel final state: one call vs two calls",
+        say("l09.carry_state"),
     )
 
 
@@ -287,7 +287,7 @@ def test_keras_layer_contract(rng, embedding_dim):
         "RNNModel",
         output_shape=(B, T, V),
         symbolic_shape=(None, None, V),
-        on="keras.Input((None,)) (None batch and length)",
+        on=say("l09.symbolic_on"),
         trainable=5 if embedding_dim is None else 6,
         detail=" (SimpleRNN 3, Dense 2"
         + (", Embedding 1)" if embedding_dim else ")"),
@@ -309,7 +309,7 @@ def test_gradient_matches_centred_differences(rng):
     expect_close(
         analytic,
         numeric,
-        "RNNModel (float64) d(loss)/d(initial state) vs centred differences",
+        say("l09.gradient"),
         tol=GRAD,
     )
 
@@ -323,6 +323,5 @@ def test_training_smoke(rng):
     )
     expect(
         after < before - 0.3,
-        f"8 training steps should lower the cross-entropy: {before:.3f} -> "
-        f"{after:.3f}.",
+        say("l09.training", before=f"{before:.3f}", after=f"{after:.3f}"),
     )

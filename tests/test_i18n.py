@@ -1,7 +1,7 @@
 """The course in two languages: which language a run speaks, the catalogues
 (every English text has its Chinese, with the same fields), and what a
 student reads with M2T_LANG=zh (`m2t hint`, `list`, `progress`, `grade` on
-the skeleton and on each catalogued mistake of lessons 10, 11, 15 and 16,
+the skeleton and on each catalogued mistake of lessons 09, 10, 11, 15 and 16,
 `watch` in a terminal): Chinese, with no English sentence left but code, paths and
 numbers."""
 
@@ -60,7 +60,7 @@ CATALOGUES = {
     "m2t/messages": i18n.MESSAGES,
     "graders/messages": i18n.Catalogue(ROOT / "graders" / "messages"),
 }
-CHINESE_GRADERS = [curriculum.find(x) for x in ("10", "11", "15", "16")]
+CHINESE_GRADERS = [curriculum.find(x) for x in ("09", "10", "11", "15", "16")]
 """The lessons whose graders speak Chinese through and through (the others'
 own check messages are English still)."""
 ONLY_ZH = ("lesson_titles.",)
@@ -69,7 +69,9 @@ ONLY_ZH = ("lesson_titles.",)
 
 # ------------------------------------------------ the English detector
 _WIDE = re.compile(r"[\u2e80-\uffef]+")
-_CODE = re.compile(r"`[^`]*`")
+_CODE = re.compile(r"`[^`]*`|「[^」]*」")
+"""Code, and what the student's code raised, quoted (probe.raised_detail):
+TensorFlow's own words are not ours to translate."""
 _WORD = re.compile(r"[A-Za-z][a-z]+")
 _EDGES = "()[]{}<>\"',.;:!?"
 
@@ -78,8 +80,8 @@ def english_sentences(text: str) -> list[str]:
     """The English left in `text`: each run of two or more English words
     in a row, a word being letters only, at least two of them, lower case
     after the first (so identifiers, CamelCase classes, TODO, paths, shapes
-    and numbers are not words). Code in backticks is left out, and Chinese
-    characters end a run."""
+    and numbers are not words). Code in backticks and an exception's own
+    message in 「」 are left out, and Chinese characters end a run."""
     found = []
     for line in text.splitlines():
         for segment in _WIDE.split(_CODE.sub(" ", line)):
@@ -111,6 +113,8 @@ def test_the_detector_finds_an_english_sentence_and_passes_chinese():
         "--reset` 可重新开始；GoogLeNet 和 ResNet；DotProductAttention 的输出"
     )
     assert english_sentences(chinese) == []
+    raised = "l09：你的代码抛出了 InvalidArgumentError：「Incompatible shapes」"
+    assert english_sentences(raised) == []
 
 
 def _no_english(text: str) -> None:
