@@ -65,6 +65,12 @@ LOSS_NOT_MASKED = Mistake(
     "the padding positions are summed into the loss: multiply the "
     "per-token cross-entropy by the sequence mask before summing.",
 )
+LOSS_EMPTY_NAN = Mistake(
+    "loss_nan_without_valid_tokens",
+    "the loss divides by the number of valid tokens even when there is "
+    "none, so a batch of empty targets gives 0 / 0 = NaN; divide by "
+    "max(count, 1): such a batch costs 0.",
+)
 LOSS_MEAN_ALL = Mistake(
     "loss_mean_over_all_positions",
     "the masked sum is divided by B*T, every position: divide by the number "
@@ -113,6 +119,7 @@ MISTAKES = (
     MASK_OFF_BY_ONE,
     LOSS_NOT_MASKED,
     LOSS_MEAN_ALL,
+    LOSS_EMPTY_NAN,
     NO_BREVITY,
     BREVITY_INVERTED,
     NO_CLIPPING,
@@ -200,6 +207,9 @@ def ref_loss(labels, logits, valid_len, mistake=None):
     total = ce.sum() if mistake is LOSS_NOT_MASKED else (ce * weights).sum()
     if mistake is LOSS_MEAN_ALL:
         return total / ce.size
+    if mistake is LOSS_EMPTY_NAN:
+        with np.errstate(invalid="ignore"):
+            return total / weights.sum()
     return total / max(weights.sum(), 1.0)
 
 
@@ -696,6 +706,20 @@ def test_masked_loss_ignores_the_padding(rng):
         "MaskedSoftmaxCELoss after changing the logits and labels at the "
         "padded positions (it must not change)",
         diagnoses=_diagnoses(ref_loss, other_labels, other_logits, valid_len),
+    )
+
+
+def test_masked_loss_without_valid_tokens_is_zero(rng):
+    """Every valid_len 0: no token to learn from, so the loss is 0 (the
+    documented convention), never 0 / 0 = NaN."""
+    labels, logits = _loss_inputs(rng)
+    valid_len = np.array([0, 0])
+    expect_close(
+        run_loss(labels, logits, valid_len),
+        0.0,
+        "MaskedSoftmaxCELoss with valid_len [0, 0] (no valid token: 0)",
+        diagnoses=_diagnoses(ref_loss, labels, logits, valid_len),
+        hint="divide by max(number of valid tokens, 1).",
     )
 
 

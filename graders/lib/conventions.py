@@ -51,8 +51,12 @@ CONVENTIONS: dict[str, dict[str, tuple[str, ...]]] = {
         "figures": ("LayerNorm(X + Dropout(Y))", _figure(LAYER_NORM_EPSILON)),
         "lessons": ("l20",),
     },
+    "Dropout": {
+        "figures": ("sum to 1 in training too", "`X + P`", "every keep-mask"),
+        "lessons": ("l12", "l17", "l18", "l19", "l20"),
+    },
     "Masked cross-entropy": {
-        "figures": ("divided by their number",),
+        "figures": ("divided by their number", "0 when no token is valid"),
         "lessons": ("l14",),
     },
     "Beam search": {
