@@ -17,7 +17,7 @@ from m2t import settings
 from m2t.grading import impl as _impl
 from m2t.grading import probe as _probe
 
-PUBLIC_SEED = 20261130
+PUBLIC_SEED = settings.GRADER_SEED
 """The seed of the judge's inputs in `m2t grade` and the student edition:
 public (a submission graded only on it could return answers recorded on
 it, so `m2t grade --submission` draws a fresh one per run)."""

@@ -55,6 +55,11 @@ BACKSTOP_MARGIN = 120.0
 """Sandboxed, pytest-timeout only backs the worker's own limits up: a
 check may run two probe limits plus this margin."""
 
+GRADER_SEED = 20261130
+"""The public seed of the judge's inputs (the graders' `rng`): `m2t grade`
+and the student edition use it, and its fixtures hold the references'
+outputs on it; `m2t grade --submission` draws a fresh one per run."""
+
 MUTANT_TIMEOUT = 60.0
 """One check while grading a mutant (`m2t mutants`): a known mistake may
 loop, and the suite should not wait the full check limit for it."""

@@ -5,11 +5,13 @@ read (the grading worker's)."""
 from __future__ import annotations
 
 import ast
+import json
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from m2t import ROOT
@@ -138,6 +140,7 @@ def test_the_workers_copy_holds_no_reference(tmp_path):
             assert body.startswith("Raise("), f"{rel} {name}"
             checked += 1
     assert checked > 100
+    assert not (code / "graders" / "fixtures").exists()  # no public answers
     for rel in strip.REFERENCE_MODULES:
         assert (code / rel).exists(), rel
     script = textwrap.dedent(
@@ -182,3 +185,113 @@ def test_the_workers_copy_holds_no_reference(tmp_path):
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "withheld" in result.stdout
+
+
+# ------------------------------------------------------------- fixtures
+def test_the_codec_keeps_what_the_references_take_and_give():
+    from graders.lib import fixtures
+    from graders.lib.judge import Mistake
+
+    wrong = Mistake("no_scale", "x")
+    value = (
+        np.arange(6, dtype="float32").reshape(2, 3),
+        [1, 2.5, float("nan"), None, "s", True],
+        {("a", 1): np.int64(3), "b": (np.array([True]),)},
+        wrong,
+    )
+    arrays: dict = {}
+    tree = fixtures.to_tree(value, arrays)
+    json.dumps(tree)  # plain JSON
+    back = fixtures.from_tree(tree, arrays, {"no_scale": wrong})
+    np.testing.assert_array_equal(back[0], value[0])
+    assert back[0].dtype == np.float32
+    assert back[1][:2] == [1, 2.5] and np.isnan(back[1][2])
+    assert back[1][3:] == [None, "s", True]
+    assert back[2][("a", 1)] == 3 and back[2]["b"][0].dtype == bool
+    assert back[3] is wrong
+    with pytest.raises(TypeError, match="cannot keep a function"):
+        fixtures.to_tree(lambda: 0, {})
+
+
+def test_a_key_names_the_reference_and_its_inputs_exactly():
+    from graders.lib import fixtures
+
+    x = np.linspace(0, 1, 6).reshape(2, 3)
+    k = fixtures.key("m.ref_f", (x, 2), {"mistake": None})
+    assert k == fixtures.key("m.ref_f", (x.copy(), 2), {"mistake": None})
+    for other in [
+        fixtures.key("m.ref_g", (x, 2), {"mistake": None}),
+        fixtures.key("m.ref_f", (x.astype("float32"), 2), {"mistake": None}),
+        fixtures.key("m.ref_f", (x.reshape(3, 2), 2), {"mistake": None}),
+        fixtures.key("m.ref_f", (x + 1e-12, 2), {"mistake": None}),
+        fixtures.key("m.ref_f", (x, 2.0), {"mistake": None}),
+        fixtures.key("m.ref_f", (x, 2), {}),
+    ]:
+        assert other != k
+
+
+FIXTURES = sorted((ROOT / "graders" / "fixtures").glob("test_l*.json"))
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        a, b = np.asarray(a), np.asarray(b)
+        if a.shape != b.shape or a.dtype.kind != b.dtype.kind:
+            return False
+        if a.dtype.kind == "f":
+            return bool(
+                np.allclose(a, b, rtol=1e-9, atol=1e-12, equal_nan=True)
+            )
+        return bool(np.array_equal(a, b))
+    if isinstance(a, (list, tuple)):
+        return (
+            type(a) is type(b)
+            and len(a) == len(b)
+            and all(_same(x, y) for x, y in zip(a, b, strict=True))
+        )
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, float) and isinstance(b, float):
+        return a == b or (np.isnan(a) and np.isnan(b)) or abs(a - b) < 1e-12
+    return a == b
+
+
+def test_every_grader_with_references_has_fixtures():
+    """`m2t dev make-fixtures` was run for every grader with a reference
+    (the student edition's graders judge with nothing else)."""
+    with_references = {
+        p.stem for p in GRADERS if any(_marked(n) for n in _functions(p))
+    }
+    have = {p.stem for p in FIXTURES}
+    assert with_references - have == set(), "run m2t dev make-fixtures"
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.stem)
+def test_the_fixtures_are_what_the_references_give_now(path):
+    """Each fixture's reference, called again on the inputs stored beside
+    its output, gives that output: a reference changed since `m2t dev
+    make-fixtures` fails here (and needs no grade to be found)."""
+    import importlib
+
+    from graders.lib import fixtures
+
+    entries = json.loads(path.read_text())
+    arrays = np.load(path.with_suffix(".npz"), allow_pickle=False)
+    stale, checked = [], 0
+    for k, entry in entries.items():
+        if entry["inputs"] is None:
+            continue
+        module_name, _, qualname = entry["name"].rpartition(".")
+        module = importlib.import_module(module_name)
+        fn = getattr(module, qualname)
+        mistakes = {m.name: m for m in getattr(module, "MISTAKES", ())}
+        args, kwargs = fixtures.from_tree(entry["inputs"], arrays, mistakes)
+        assert fixtures.key(entry["name"], tuple(args), kwargs) == k
+        expected = fixtures.from_tree(entry["output"], arrays, mistakes)
+        if not _same(fn(*args, **kwargs), expected):
+            stale.append(qualname)
+        checked += 1
+    assert checked > 0
+    assert stale == [], (
+        f"stale (run m2t dev make-fixtures): {sorted(set(stale))}"
+    )

@@ -12,6 +12,7 @@ import pytest
 
 from m2t import ROOT
 from m2t import questions
+from m2t import settings
 from m2t.authoring import make_lessons
 from m2t.authoring import mutants
 from m2t.authoring import release
@@ -133,6 +134,8 @@ def test_submission_scores_as_the_edition_grades_itself(m2t, edition, tmp_path):
         "16",
         "--submission",
         str(copy),
+        "--seed",  # the edition's own inputs (else a fresh seed is drawn)
+        str(settings.GRADER_SEED),
         "--report",
         str(tmp_path / "outside.json"),
     )
@@ -302,3 +305,56 @@ def test_the_gradescope_bundle_grades_as_m2t_grade_submission(m2t, tmp_path):
     assert [(t["name"], t["score"], t["status"]) for t in a["tests"]] == [
         (t["name"], t["score"], t["status"]) for t in b["tests"]
     ]
+
+
+def test_the_edition_judges_with_fixtures_and_gives_solutions_full_marks(
+    m2t, edition, tmp_path
+):
+    """The edition's graders hold no reference (the scanner proves it) and
+    judge from graders/fixtures/: the solutions, graded inside the edition
+    at the public seed, get full marks (so no fixture is missing); at
+    another seed every expected value is missing and the message says so,
+    never an answer."""
+    import time
+
+    grader = (edition / "graders" / "test_l16_attention_scoring.py").read_text()
+    assert "withheld" in grader and "@reference" in grader
+    assert "np.sqrt(d)" not in grader  # ref_dot_product's body is gone
+    assert (edition / "graders" / "fixtures" / "edition.json").exists()
+    copy = tmp_path / "student"
+    shutil.copytree(edition, copy)
+    for path in (ROOT / "solutions").glob(settings.LESSON_GLOB):
+        shutil.copy(path, copy / "lessons")
+    shutil.copy(ROOT / "solutions" / "answers.toml", copy / "lessons")
+    start = time.monotonic()
+    report = tmp_path / "all.json"
+    graded = m2t("grade", "--report", str(report), cwd=copy)
+    seconds = time.monotonic() - start
+    data = json.loads(report.read_text())
+    print(
+        f"the edition grades the solutions: {data['score']:g}/"
+        f"{data['max_score']:g} in {seconds:.0f} s"
+    )
+    missing = [t["name"] for t in data["tests"] if t["status"] != "passed"]
+    assert graded.returncode == 0 and missing == [], (
+        graded.stdout[-3000:],
+        missing,
+    )
+    other = m2t(
+        "grade",
+        "16",
+        "--seed",
+        "1",
+        "--report",
+        str(tmp_path / "1.json"),
+        cwd=copy,
+    )
+    assert other.returncode == 1
+    tests = json.loads((tmp_path / "1.json").read_text())["tests"]
+    unjudged = [
+        t for t in tests if "judges its public inputs only" in t["output"]
+    ]
+    assert unjudged, [t["output"] for t in tests]
+    assert all(
+        f"(seed {settings.GRADER_SEED})" in t["output"] for t in unjudged
+    )

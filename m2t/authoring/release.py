@@ -11,7 +11,10 @@ The scanner fails the release if any file is off the list, if any
 `solutions/` (keys, mutants), if a long string of an instructor-side TOML
 file (an answer explanation) appears, or if any Python file holds the body
 of a solution region (matched by AST fingerprint, so reformatting or new
-comments do not hide it).
+comments do not hide it), or if a grader still holds the body of a
+reference: the edition's graders are stripped (`m2t.grading.strip`) and
+carry fixtures instead (graders/fixtures/, `m2t dev make-fixtures`: the
+references' outputs on the public seed's inputs).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import ast
 import fnmatch
 import hashlib
+import json
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -29,6 +33,7 @@ from m2t import settings
 from m2t.authoring import make_lessons
 from m2t.authoring.make_lessons import BEGIN
 from m2t.authoring.make_lessons import END
+from m2t.grading import strip
 from m2t.settings import tomllib
 from m2t.student import reset
 
@@ -46,6 +51,8 @@ ALLOW = (
     "lessons/answers.toml",
     "graders/*.py",
     "graders/*.toml",
+    "graders/fixtures/*.json",
+    "graders/fixtures/*.npz",
     "m2t_data/*.py",
     "m2t_data/*/*.py",
     "m2t_data/README.md",
@@ -161,6 +168,15 @@ def _write(out: Path) -> None:
     reset.write_skeletons(
         ROOT / "solutions", out / settings.SKELETONS.relative_to(ROOT)
     )
+    # fixtures, not references: every @reference body and the reference
+    # modules of graders/lib are stripped, and the marker puts the edition's
+    # references in lookup mode (graders.lib.fixtures)
+    strip.strip_tree(out, ["graders"])
+    fixtures = out / "graders" / "fixtures"
+    fixtures.mkdir(parents=True, exist_ok=True)
+    (fixtures / "edition.json").write_text(
+        json.dumps({"seed": settings.GRADER_SEED}) + "\n"
+    )
     ignore = out / ".gitignore"
     lines = ignore.read_text().splitlines() if ignore.exists() else []
     lines = [x for x in lines if x.strip() not in (".m2t/", "/.m2t/")]
@@ -274,6 +290,13 @@ def scan(folder: Path, solutions: Path = ROOT / "solutions") -> list[str]:
                 break
         if rel.endswith(".py"):
             problems += [f"{rel}: {p}" for p in _solution_bodies(text, regions)]
+        if rel.startswith("graders/") and rel.endswith(".py"):
+            try:
+                whole = rel in strip.REFERENCE_MODULES
+                if strip.strip_source(text, whole=whole) != text:
+                    problems.append(f"{rel}: holds the body of a reference")
+            except ValueError as exc:
+                problems.append(f"{rel}: {exc}")
     return problems
 
 

@@ -122,6 +122,21 @@ def cmd_mutation(args: argparse.Namespace) -> int:
     return mutation.command(args.lessons, out)
 
 
+def cmd_make_fixtures(args: argparse.Namespace) -> int:
+    from m2t.authoring import fixtures
+
+    counts, failed = fixtures.make(lessons=args.lessons or None)
+    for grader, n in counts.items():
+        print(f"graders/fixtures/{grader}: {n} reference calls")
+    if failed:
+        print(
+            f"m2t: error: {', '.join(sorted(failed))}: the solution does not "
+            "get full marks, so its fixtures are left as they were"
+        )
+        return 1
+    return 0
+
+
 def cmd_release(args: argparse.Namespace) -> int:
     from m2t import ROOT
     from m2t import curriculum
@@ -220,6 +235,12 @@ def _mutation(sub: argparse._SubParsersAction, text: str) -> None:
     mut.set_defaults(func=cmd_mutation)
 
 
+def _make_fixtures(sub: argparse._SubParsersAction, text: str) -> None:
+    fix = sub.add_parser("make-fixtures", help=text)
+    fix.add_argument("lessons", nargs="*", help="e.g. 16 (all by default)")
+    fix.set_defaults(func=cmd_make_fixtures)
+
+
 def _release(sub: argparse._SubParsersAction, text: str) -> None:
     from m2t.authoring.gradescope import GRADING_LANGS  # stdlib only
 
@@ -270,6 +291,11 @@ COMMANDS: dict[str, tuple[Callable, str]] = {
         _mutation,
         "mutation testing: cosmic-ray's mutants of the solution regions, "
         "each graded; writes docs/mutation.md",
+    ),
+    "make-fixtures": (
+        _make_fixtures,
+        "record the references' outputs on the public inputs "
+        "(graders/fixtures/, for the student edition)",
     ),
     "release": (
         _release,

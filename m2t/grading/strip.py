@@ -151,6 +151,15 @@ def strip_tree(
     return changed
 
 
+def _ignore(folder: str, names: list[str]) -> set[str]:
+    """Caches, and graders/fixtures/ (the public seed's expected values:
+    no copy a student's code reads holds them)."""
+    skip = {n for n in names if n == "__pycache__" or n.endswith(".pyc")}
+    if Path(folder).name == "graders" and "fixtures" in names:
+        skip.add("fixtures")
+    return skip
+
+
 def stripped_copy(source: Path, dest: Path, names: Iterable[str]) -> Path:
     """Copy the folders `names` of `source` to `dest` (no caches) and strip
     the copy; returns `dest`."""
@@ -159,7 +168,7 @@ def stripped_copy(source: Path, dest: Path, names: Iterable[str]) -> Path:
             shutil.copytree(
                 source / name,
                 dest / name,
-                ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+                ignore=_ignore,
             )
     strip_tree(dest, [n for n in names if (dest / n).is_dir()])
     return dest
