@@ -93,3 +93,21 @@ def test_fused_rnn_config_round_trip_and_bad_cell():
     assert tuple(copy(x).shape) == (2, 3, 4)
     with pytest.raises(ValueError, match="`cell` must be a GRUCell"):
         Fused(keras.layers.SimpleRNNCell(3))
+
+
+def test_check_costs_lists_the_slowest_checks_of_a_lesson():
+    result = subprocess.run(
+        [sys.executable, "-m", "benchmarks.check_costs", "05", "--top", "3"],
+        cwd=ROOT,
+        env=settings.quiet_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    head = next(x for x in result.stdout.splitlines() if x.startswith("05:"))
+    assert " checks, " in head and " s CPU, " in head, head
+    rows = [x for x in result.stdout.splitlines() if x.startswith("| `test_")]
+    assert len(rows) == 3, result.stdout
+    cpu = [float(row.split("|")[2]) for row in rows]
+    assert cpu == sorted(cpu, reverse=True), rows

@@ -111,5 +111,9 @@ def test_a_gradient_that_left_the_tape_is_named(student):
     with pytest.raises(StudentError, match="gradient came back empty") as e:
         gradient_check(lambda v: tf.reduce_sum(layer(v)), x)
     assert "NumPy inside call" in str(e.value)
+    # traced, the same layer is taped eagerly: the same message
+    traced = tf.function(lambda v: tf.reduce_sum(layer(v)))
+    with pytest.raises(StudentError, match="gradient came back empty"):
+        gradient_check(traced, x)
     analytic, numeric = gradient_check(lambda v: tf.reduce_sum(tf.tanh(v)), x)
     np.testing.assert_allclose(analytic, numeric, atol=1e-6)

@@ -115,19 +115,36 @@ class _Collector:
         if self.short_failures:
             for item in items:
                 item.repr_failure = _message_only
-        # Within each grader file, checks that never passed first, then the
-        # others by their seconds when they last passed: the first failure
-        # shows sooner. The results keep the file's order.
+        # Within each grader file, checks that never passed first, in the
+        # file's order; then the others by their seconds when they last
+        # passed, the quickest of every test function before the second of
+        # any: a mistake in one part of a lesson (l03's Inception) waits for
+        # one check of each other part, not for all of them. The results
+        # keep the file's order.
         self.order = {item.nodeid: i for i, item in enumerate(items)}
         files: dict[str, int] = {}
         for item in items:
             files.setdefault(_file(item.nodeid), len(files))
-        items.sort(
-            key=lambda item: (
-                files[_file(item.nodeid)],
-                self.costs.get(item.nodeid, 0.0),
-            )
+        passed = sorted(
+            (i for i in items if i.nodeid in self.costs),
+            key=lambda item: self.costs[item.nodeid],
         )
+        quickest: dict[str, str] = {}
+        for item in passed:
+            quickest.setdefault(item.nodeid.partition("[")[0], item.nodeid)
+        firsts = set(quickest.values())
+
+        def key(item) -> tuple:
+            if item.nodeid not in self.costs:  # never passed
+                return (files[_file(item.nodeid)], 0, False, 0.0)
+            return (
+                files[_file(item.nodeid)],
+                1,
+                item.nodeid not in firsts,
+                self.costs[item.nodeid],
+            )
+
+        items.sort(key=key)
 
     def pytest_collectreport(self, report) -> None:
         if report.failed:
