@@ -16,6 +16,7 @@ from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
 from graders.lib.judge import expect_shape
+from graders.lib.messages import say
 from graders.lib.probes import value_errors
 from graders.lib.tolerances import EXACT
 from m2t.grading.probe import Lesson
@@ -218,8 +219,8 @@ def _tanh_weights(rng, tau):
 )
 def test_lagged_features_shapes(rng, T, tau):
     features, labels = run_lagged_features(_series(rng, T), tau)
-    expect_shape(features, (T - tau, tau), f"lagged_features(T={T}) features")
-    expect_shape(labels, (T - tau,), f"lagged_features(T={T}) labels")
+    expect_shape(features, (T - tau, tau), say("l05.features_shape", T=T))
+    expect_shape(labels, (T - tau,), say("l05.labels_shape", T=T))
 
 
 @pytest.mark.points(2)
@@ -233,22 +234,21 @@ def test_lagged_features_values(rng, T, tau):
     expect_close(
         features,
         ref_features,
-        "lagged_features features",
+        say("l05.features"),
         tol=EXACT,
         diagnoses={
             LABEL_IN_FEATURES: lambda: ref_lagged_features(
                 x, tau, LABEL_IN_FEATURES
             )[0]
         },
-        hint="row j is x[j : j + tau], oldest first: column i is "
-        "x[i : i + T - tau].",
+        hint=say("l05.features_hint"),
     )
     expect_close(
         labels,
         ref_labels,
-        "lagged_features labels",
+        say("l05.labels"),
         tol=EXACT,
-        hint="labels[j] = x[j + tau], the value right after row j's window.",
+        hint=say("l05.labels_hint"),
     )
 
 
@@ -260,8 +260,7 @@ def test_label_never_in_its_own_features(rng):
     leaked = np.any(np.asarray(features) == np.asarray(labels)[:, None], axis=1)
     expect(
         not leaked.any(),
-        f"lagged_features: {int(leaked.sum())} rows contain their own label "
-        "among their features (a window that ends one step too late).",
+        say("l05.leaked", rows=int(leaked.sum())),
         got=features,
         diagnoses={
             LABEL_IN_FEATURES: lambda: ref_lagged_features(
@@ -275,17 +274,18 @@ def test_label_never_in_its_own_features(rng):
 def test_autoregressive_mlp_structure(rng, tau):
     features = rng.standard_normal((9, tau)).astype("float32")
     facts = run_mlp(tau, features)
-    expect_shape(facts["output"], (9, 1), "autoregressive_mlp output")
+    expect_shape(facts["output"], (9, 1), say("l05.mlp_output"))
     expect(
         facts["shapes"] == [(tau, HIDDENS), (HIDDENS,), (HIDDENS, 1), (1,)],
-        "autoregressive_mlp weights: expected shapes "
-        f"{[(tau, HIDDENS), (HIDDENS,), (HIDDENS, 1), (1,)]} (hidden "
-        f"kernel, bias, output kernel, bias), got {facts['shapes']}.",
+        say(
+            "l05.mlp_shapes",
+            expected=[(tau, HIDDENS), (HIDDENS,), (HIDDENS, 1), (1,)],
+            got=facts["shapes"],
+        ),
     )
     expect(
         facts["trainable"] == 4,
-        f"autoregressive_mlp should have 4 trainable weights, has "
-        f"{facts['trainable']}.",
+        say("l05.mlp_trainable", got=facts["trainable"]),
     )
 
 
@@ -298,7 +298,7 @@ def test_autoregressive_mlp_matches_reference(rng, tau):
     expect_close(
         got,
         ref_mlp(features, weights),
-        "autoregressive_mlp output after setting its weights",
+        say("l05.mlp_values"),
         diagnoses={
             mistake: (
                 lambda mistake=mistake: ref_mlp(features, weights, mistake)
@@ -317,14 +317,13 @@ def test_k_step_predict_matches_reference(rng, k):
     expect_close(
         run_k_step(x, tau, k, weights),
         ref_k_step(x, tau, k, weights),
-        f"k_step_predict(k={k}) with a fixed model",
+        say("l05.k_step", k=k),
         diagnoses={
             TRUE_VALUES_FED_BACK: lambda: ref_k_step(
                 x, tau, k, weights, TRUE_VALUES_FED_BACK
             )
         },
-        hint=f"{len(x) - tau - k + 1} predictions; entry j predicts "
-        f"x[j + tau + k - 1] after k model calls.",
+        hint=say("l05.k_step_hint", n=len(x) - tau - k + 1),
     )
 
 
@@ -335,9 +334,8 @@ def test_one_step_prediction_is_the_model_on_lagged_features(rng):
     expect_close(
         one_step,
         direct,
-        "k_step_predict(k=1) vs the model applied to lagged_features",
-        hint="with k = 1 nothing is fed back: it is the model on the "
-        "lagged features.",
+        say("l05.one_step"),
+        hint=say("l05.one_step_hint"),
     )
 
 
@@ -355,19 +353,15 @@ def test_training_smoke_and_error_accumulation(rng):
     before, after, one_step, far = run_training(x, 4, 600, 2)
     expect(
         after < 0.5 * before and after < 0.1,
-        f"training the autoregressive MLP: the MSE went from {before:.4f} "
-        f"to {after:.4f}; expected it to halve and fall below 0.1.",
+        say("l05.training", before=f"{before:.4f}", after=f"{after:.4f}"),
     )
     expect(
         far > 2 * one_step,
-        f"the 64-step-ahead MSE ({far:.4f}) should be far above the one-step "
-        f"MSE ({one_step:.4f}): errors accumulate when predictions are fed "
-        "back in.",
+        say("l05.far", far=f"{far:.4f}", one_step=f"{one_step:.4f}"),
         got=np.array([1.0]),  # the signature of feeding in true values
         diagnoses={TRUE_VALUES_FED_BACK: np.array([1.0])},
     )
     expect(
         0.03 < one_step < 0.07,
-        f"one-step MSE on the noisy sine: expected about the noise variance "
-        f"0.04, got {one_step:.4f}.",
+        say("l05.noise", one_step=f"{one_step:.4f}"),
     )

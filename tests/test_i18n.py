@@ -1,7 +1,7 @@
 """The course in two languages: which language a run speaks, the catalogues
 (every English text has its Chinese, with the same fields), and what a
 student reads with M2T_LANG=zh (`m2t hint`, `list`, `progress`, `grade` on
-the skeleton and on each catalogued mistake of lessons 09, 10, 11, 15 and 16,
+the skeleton and on each catalogued mistake of lessons 05, 09, 10, 11, 15 and 16,
 `watch` in a terminal): Chinese, with no English sentence left but code, paths and
 numbers."""
 
@@ -60,7 +60,9 @@ CATALOGUES = {
     "m2t/messages": i18n.MESSAGES,
     "graders/messages": i18n.Catalogue(ROOT / "graders" / "messages"),
 }
-CHINESE_GRADERS = [curriculum.find(x) for x in ("09", "10", "11", "15", "16")]
+CHINESE_GRADERS = [
+    curriculum.find(x) for x in ("05", "09", "10", "11", "15", "16")
+]
 """The lessons whose graders speak Chinese through and through (the others'
 own check messages are English still)."""
 ONLY_ZH = ("lesson_titles.",)
