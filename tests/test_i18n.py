@@ -1,9 +1,9 @@
 """The course in two languages: which language a run speaks, the catalogues
 (every English text has its Chinese, with the same fields), and what a
 student reads with M2T_LANG=zh (`m2t hint`, `list`, `progress`, `grade` on
-the skeleton and on each catalogued mistake of lessons 05, 09, 10, 11, 15 and 16,
-`watch` in a terminal): Chinese, with no English sentence left but code, paths and
-numbers."""
+the skeleton and on each catalogued mistake of lessons 05, 09, 10, 11, 15
+and 16, `watch` in a terminal): Chinese, with no English sentence left but
+code, paths and numbers."""
 
 from __future__ import annotations
 
