@@ -397,11 +397,14 @@ def test_truncated_bptt(rng):
 
 def test_clip_by_global_norm(rng):
     grads = {"a": rng.standard_normal((3, 2)), "b": rng.standard_normal(5)}
-    for theta in (0.5, 100.0):
+    norm = np.sqrt(sum(np.sum(g**2) for g in grads.values()))
+    small = {k: g * (0.8 / norm) for k, g in grads.items()}  # ||g|| = 0.8
+    for g, theta in ((grads, 0.5), (grads, 100.0), (small, 0.5)):
         expect_close(
-            run_clip(grads, theta)["a"],
-            ref_clip(grads, theta)["a"],
-            f"clip_by_global_norm(theta={theta}) of 'a'",
+            run_clip(g, theta)["a"],
+            ref_clip(g, theta)["a"],
+            f"clip_by_global_norm(theta={theta}) of 'a', ||g|| = "
+            f"{np.sqrt(sum(np.sum(x**2) for x in g.values())):.3g}",
             tol=GRAD,
             hint="one factor min(1, theta / ||g||) for all the arrays.",
         )
