@@ -25,6 +25,7 @@ from graders.lib.conventions import KERAS_LAYER_NORM_EPSILON
 from graders.lib.conventions import LAYER_NORM_EPSILON
 from graders.lib.conventions import MASK_FILL
 from graders.lib.conventions import book_vs_course
+from graders.lib.dropout import nearest_dropped
 from graders.lib.fixtures import reference
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
@@ -101,6 +102,11 @@ NO_SOURCE_MASK = Mistake(
     "the encoder-decoder attention ignores enc_valid_lens, so the decoder "
     "attends to the source's padding.",
 )
+DROPOUT_ON_SUM = Mistake(
+    "dropout_on_sum",
+    "dropout acts on the sum X + Y; it belongs on the sublayer's output Y "
+    "alone, LayerNorm(X + Dropout(Y)), so the residual X always passes.",
+)
 MISTAKES = (
     CAUSAL_EXCLUDES_SELF,
     CAUSAL_SEES_NEXT,
@@ -110,6 +116,7 @@ MISTAKES = (
     DECODER_POSITIONS_RESTART,
     NO_SOURCE_MASK,
     KERAS_EPSILON,
+    DROPOUT_ON_SUM,
 )
 
 
@@ -664,6 +671,40 @@ def test_addnorm_dropout_only_in_training(rng):
         not np.allclose(trained, first),
         "AddNorm: with dropout=0.5 and training=True the output should "
         "differ from inference; pass `training` to the dropout layer.",
+    )
+
+
+def test_addnorm_of_zero_y_is_the_norm_of_x_in_training(rng):
+    """Dropout acts on Y only: AddNorm(X, 0) = LayerNorm(X) in training
+    too, whatever the mask. X is nonzero in 8 of its D features, so the
+    judge can try every mask of a dropout on the sum."""
+    cols = np.sort(rng.choice(D, 8, replace=False))
+    X = np.zeros((B, T, D), "float32")
+    X[..., cols] = rng.standard_normal((B, T, len(cols)))
+    _, _, trained, params = run_addnorm(X, np.zeros_like(X), dropout=0.5)
+
+    def norm_of_dropped_sum(dropped):  # (B, T, 2**8, 8) -> (B, T, 2**8, D)
+        Z = np.zeros((*dropped.shape[:-1], D))
+        Z[..., cols] = dropped
+        return ref_addnorm(np.zeros_like(Z), Z, params)
+
+    expect_close(
+        trained,
+        ref_addnorm(X, np.zeros_like(X), params),
+        "AddNorm(dropout=0.5)(X, 0) with training=True (= LayerNorm(X))",
+        diagnoses={
+            DROPOUT_ON_SUM: lambda: nearest_dropped(
+                trained,
+                X[..., cols].astype(np.float64),
+                0.5,
+                then=norm_of_dropped_sum,
+            ),
+            # LayerNorm(0), which a mask that drops all 8 also gives
+            RESIDUAL_MISSING: lambda: ref_addnorm(
+                X, np.zeros_like(X), params, RESIDUAL_MISSING
+            ),
+        },
+        hint="LayerNorm(X + Dropout(Y)): the residual X is never dropped.",
     )
 
 
