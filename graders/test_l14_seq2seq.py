@@ -21,6 +21,10 @@ import pytest
 from graders.lib.contract import expect_layer_contract
 from graders.lib.contract import expect_value_errors
 from graders.lib.conventions import book_vs_course
+from graders.lib.decoding import next_log_probs
+from graders.lib.decoding import plain_table
+from graders.lib.decoding import same_as_full_pass
+from graders.lib.decoding import scripted_step
 from graders.lib.fixtures import reference
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
@@ -102,6 +106,29 @@ GREEDY_NO_STOP = Mistake(
     "greedy decoding goes on after '<eos>': stop at '<eos>' and leave it "
     "out of the output.",
 )
+GREEDY_STATE = Mistake(
+    "greedy_state_not_carried",
+    "greedy decoding calls step_fn with the initial state at every step, so "
+    "the decoder forgets the tokens it has written: feed each step the "
+    "state the previous step returned.",
+)
+BEAM_STATE = Mistake(
+    "beam_state_not_carried",
+    "beam search extends every beam from the initial decoder state, so a "
+    "beam forgets its own tokens: keep each beam's state beside its tokens "
+    "and step from it.",
+)
+NOT_PRUNED = Mistake(
+    "beam_not_pruned_across_beams",
+    "every beam keeps its own beam_size best extensions, so the search "
+    "holds beam_size**t hypotheses: pool the extensions of all the beams "
+    "and keep the beam_size best of them.",
+)
+IGNORES_OPEN = Mistake(
+    "beam_final_ignores_open",
+    "the final pick looks only at the finished hypotheses: those still "
+    "open at max_len compete too, by the same sum(log p) / L**alpha.",
+)
 SHORT_BLEU = Mistake(
     "bleu_short_prediction_divides_by_zero",
     book_vs_course(
@@ -125,6 +152,10 @@ MISTAKES = (
     NO_CLIPPING,
     NO_LENGTH_NORM,
     GREEDY_NO_STOP,
+    GREEDY_STATE,
+    BEAM_STATE,
+    NOT_PRUNED,
+    IGNORES_OPEN,
     SHORT_BLEU,
 )
 
@@ -260,32 +291,49 @@ LENGTH_TABLE = {  # raw log-probability prefers stopping at once
     (A_, B_): [0.02, 0.08, 0.70, 0.20],
     (A_, B_, C_): [0.1, 0.1, 0.1, 0.7],
 }
-UNIFORM = [0.25] * 4
-
-
-def _plain_table(table):
-    return [[list(prefix), probs] for prefix, probs in table.items()]
-
-
-def _next_log_probs(table, prefix, seed, vocab):
-    """The scripted decoder: a table, or a seeded random distribution."""
-    if seed is None:
-        return np.log(np.asarray(table.get(tuple(prefix), UNIFORM)))
-    rng = np.random.default_rng([seed, *prefix])
-    logits = rng.standard_normal(vocab) * 1.5
-    return logits - np.log(np.exp(logits).sum())
 
 
 @reference
 def ref_greedy(table, max_len, seed=None, vocab=4, mistake=None):
     prefix, out = [], []
     for _ in range(max_len):
-        token = int(np.argmax(_next_log_probs(table, prefix, seed, vocab)))
+        # Without the state, the decoder sees only the token just fed.
+        seen = prefix[-1:] if mistake is GREEDY_STATE else prefix
+        token = int(np.argmax(next_log_probs(table, seen, seed, vocab)))
         prefix.append(token)
         if token == EOS and mistake is not GREEDY_NO_STOP:
             break
         out.append(token)
     return out
+
+
+@reference
+def ref_beam(
+    table, beam_size, max_len, alpha, seed=None, vocab=4, mistake=None
+):
+    """Beam search as beam_search's docstring states it (scores in
+    float64), or with one of its mistakes."""
+    beams, finished = [(0.0, ())], []  # (sum of log p, tokens)
+    for _ in range(max_len):
+        candidates = []
+        for score, seq in beams:
+            seen = seq[-1:] if mistake is BEAM_STATE else seq
+            log_p = next_log_probs(table, seen, seed, vocab)
+            for token in np.argsort(-log_p, kind="stable")[:beam_size]:
+                candidates.append((score + log_p[token], (*seq, int(token))))
+        candidates.sort(key=lambda c: c[0], reverse=True)  # stable
+        if mistake is not NOT_PRUNED:
+            candidates = candidates[:beam_size]
+        finished += [c for c in candidates if c[1][-1] == EOS]
+        beams = [c for c in candidates if c[1][-1] != EOS]
+        if not beams:
+            break
+    pool = (
+        finished if mistake is IGNORES_OPEN and finished else finished + beams
+    )
+    power = 0.0 if mistake is NO_LENGTH_NORM else alpha
+    _, best = max(pool, key=lambda c: c[0] / len(c[1]) ** power)
+    return list(best[:-1] if best[-1] == EOS else best)
 
 
 @reference
@@ -300,7 +348,7 @@ def ref_best_sequence(table, max_len, alpha, seed=None, vocab=4, mistake=None):
             if EOS in seq[:-1] or (length < max_len and seq[-1] != EOS):
                 continue
             log_p = sum(
-                _next_log_probs(table, seq[:i], seed, vocab)[seq[i]]
+                next_log_probs(table, seq[:i], seed, vocab)[seq[i]]
                 for i in range(length)
             )
             score = log_p / length**alpha
@@ -390,25 +438,15 @@ def run_bleu(m, pred, label, k):
         return {"error": f"ZeroDivisionError: {e}"}
 
 
-def _scripted_step(table, seed, vocab):
-    table = {tuple(prefix): probs for prefix, probs in table}
-
-    def step_fn(token, prefix):
-        prefix = prefix if token == BOS else (*prefix, int(token))
-        return _next_log_probs(table, prefix, seed, vocab), prefix
-
-    return step_fn
-
-
 @lesson.probe
 def run_greedy(m, table, max_len, seed=None, vocab=4):
-    step_fn = _scripted_step(table, seed, vocab)
+    step_fn = scripted_step(table, BOS, seed, vocab)
     return [int(t) for t in m.greedy_decode(step_fn, (), BOS, EOS, max_len)]
 
 
 @lesson.probe
 def run_beam(m, table, beam_size, max_len, alpha=0.75, seed=None, vocab=4):
-    step_fn = _scripted_step(table, seed, vocab)
+    step_fn = scripted_step(table, BOS, seed, vocab)
     return [
         int(t)
         for t in m.beam_search(
@@ -602,6 +640,7 @@ def test_decoding_step_by_step_equals_the_full_pass(rng):
             mistakes=(CONTEXT_FROM_DECODER,),
             pick=lambda out: out[0],
         ),
+        properties=[same_as_full_pass(got["logits"])],
     )
     expect_close(steps, got["logits"], "step-by-step vs full-pass logits")
 
@@ -824,7 +863,7 @@ def test_bleu_brevity_penalty_punishes_only_short_predictions():
 
 # ---------------------------------------------------- checks: searching
 def test_greedy_decode_stops_at_eos():
-    got = run_greedy(_plain_table(D2L_TABLE), 6)
+    got = run_greedy(plain_table(D2L_TABLE), 6)
     expected = ref_greedy(D2L_TABLE, 6)
     expect_close(
         np.array(got),
@@ -841,7 +880,7 @@ def test_beam_search_finds_the_better_sequence():
     """d2l: greedy picks A, B, C, <eos> (0.5*0.4*0.4*0.6 = 0.048) but A, C,
     B, <eos> is more probable (0.5*0.3*0.6*0.6 = 0.054); a beam of 2 finds
     it."""
-    table = _plain_table(D2L_TABLE)
+    table = plain_table(D2L_TABLE)
     greedy = run_greedy(table, 6)
     beam = run_beam(table, 2, 6)
     expect(
@@ -855,13 +894,94 @@ def test_beam_search_finds_the_better_sequence():
         beam == [A_, C_, B_],
         "beam_search(beam_size=2) on d2l's example: expected A C B "
         f"(P = 0.054 > greedy's 0.048), got {_spell(beam)}.",
+        got=np.array(beam),
+        diagnoses=_diagnoses(ref_beam, D2L_TABLE, 2, 6, 0.75),
+    )
+
+
+# A scripted decoder on which greedy search and each of its mistakes write
+# something different. P(next | tokens written so far); the right path is
+# A B <eos>, the others are reached only by a mistake.
+GREEDY_TABLE = {  #   A    B    C   <eos>
+    (): [0.6, 0.2, 0.1, 0.1],  # -> A
+    (A_,): [0.1, 0.5, 0.3, 0.1],  # -> B
+    (A_, B_): [0.1, 0.1, 0.1, 0.7],  # -> <eos>: the output is A B
+    (B_,): [0.1, 0.2, 0.6, 0.1],  # B alone (the state was lost) -> C
+    (C_,): [0.2, 0.1, 0.1, 0.6],  # C alone -> <eos>
+    (A_, B_, EOS): [0.1, 0.2, 0.6, 0.1],  # past <eos> -> C
+    (A_, B_, EOS, C_): [0.1, 0.1, 0.1, 0.7],  # -> <eos>
+}
+
+
+def test_greedy_decode_carries_the_state():
+    """Right: A (0.6), B (0.5 after A), <eos> (0.7 after A B): "A B".
+    Restarting every step from the initial state, the decoder sees B
+    alone at step 3 (-> C) and C alone at step 4 (-> <eos>): "A B C".
+    Going on past <eos> for all 5 steps: "A B <eos> C <eos>"."""
+    got = run_greedy(plain_table(GREEDY_TABLE), 5)
+    expect_close(
+        np.array(got),
+        np.array([A_, B_]),
+        f"greedy_decode(max_len=5) on a scripted decoder: expected A B, got "
+        f"{_spell(got)}",
+        tol=EXACT,
+        diagnoses={
+            GREEDY_STATE: np.array([A_, B_, C_]),
+            GREEDY_NO_STOP: np.array([A_, B_, EOS, C_, EOS]),
+        },
+        hint="step_fn returns the next state: pass it to the next step.",
+    )
+
+
+# Beam search, beam_size 2, max_len 3, on a scripted decoder where the
+# right search and each of its mistakes pick a different sequence.
+BEAM_TABLE = {  #   A     B     C    <eos>
+    (): [0.5, 0.3, 0.1, 0.1],
+    (A_,): [0.55, 0.05, 0.35, 0.05],
+    (B_,): [0.2, 0.1, 0.05, 0.65],
+    (A_, A_): [0.03, 0.5, 0.02, 0.45],
+    (A_, C_): [0.04, 0.9, 0.01, 0.05],
+}
+
+
+@pytest.mark.points(2)
+def test_beam_search_prunes_over_all_beams_and_keeps_open_ones():
+    """Step 1: beams A (0.5) and B (0.3). Step 2, each beam's 2 best:
+    A A 0.275, A C 0.175 (0.5 * 0.35), B <eos> 0.195 (0.3 * 0.65), B A
+    0.06; the 2 best of all four are A A (open) and B <eos> (finished).
+    Step 3, the last: A A B 0.1375 (0.275 * 0.5) and A A <eos> 0.12375
+    (0.275 * 0.45), both kept. Scores ln P / L**0.75 (2**0.75 = 1.6818,
+    3**0.75 = 2.2795): B <eos> -1.6348 / 1.6818 = -0.9720, A A <eos>
+    -2.0895 / 2.2795 = -0.9166, A A B (open at max_len) -1.9841 / 2.2795 =
+    -0.8704, the best: "A A B".
+    Mistakes: the finished ones only -> A A <eos> ("A A"); the raw sum ->
+    B <eos> (ln 0.195, the largest: "B"); no pruning keeps A C and
+    extends it to A C B 0.1575, -1.8483 / 2.2795 = -0.8108 ("A C B");
+    stepping every beam from the initial state, A A asks about A alone at
+    step 3: A A A 0.15125 = 0.275 * 0.55, -0.8286 ("A A A")."""
+    got = run_beam(plain_table(BEAM_TABLE), 2, 3)
+    expect_close(
+        np.array(got),
+        np.array([A_, A_, B_]),
+        f"beam_search(beam_size=2, max_len=3) on a scripted decoder: "
+        f"expected A A B (score -0.8704, open at max_len), got {_spell(got)}",
+        tol=EXACT,
+        diagnoses={
+            IGNORES_OPEN: np.array([A_, A_]),
+            NO_LENGTH_NORM: np.array([B_]),
+            NOT_PRUNED: np.array([A_, C_, B_]),
+            BEAM_STATE: np.array([A_, A_, A_]),
+        },
+        hint="of all the beams' extensions keep the beam_size best; each "
+        "beam steps from its own state; the winner is the best of the "
+        "finished and the open hypotheses.",
     )
 
 
 def test_beam_search_normalises_by_length():
     """Stopping at once has P = 0.40 (score ln 0.40 = -0.92); A B C <eos> has
     P = 0.189, less, but per token it is better: ln 0.189 / 4**0.75 = -0.59."""
-    beam = run_beam(_plain_table(LENGTH_TABLE), 2, 4)
+    beam = run_beam(plain_table(LENGTH_TABLE), 2, 4)
     expected = ref_best_sequence(LENGTH_TABLE, 4, 0.75)
     expect_close(
         np.array(beam),
@@ -869,7 +989,7 @@ def test_beam_search_normalises_by_length():
         f"beam_search with alpha=0.75: expected {_spell(expected)}, got "
         f"{_spell(beam)}",
         tol=EXACT,
-        diagnoses=_diagnoses(ref_best_sequence, LENGTH_TABLE, 4, 0.75),
+        diagnoses=_diagnoses(ref_beam, LENGTH_TABLE, 2, 4, 0.75),
     )
 
 
@@ -889,7 +1009,7 @@ def test_wide_beam_is_exhaustive_search(alpha):
         f"beam_search(beam_size={4**max_len}, alpha={alpha}) on a random "
         f"scripted decoder: expected {_spell(expected)}, got {_spell(got)}",
         tol=EXACT,
-        diagnoses=_diagnoses(ref_best_sequence, {}, max_len, alpha, seed, 4),
+        diagnoses=_diagnoses(ref_beam, {}, 4**max_len, max_len, alpha, seed, 4),
     )
 
 

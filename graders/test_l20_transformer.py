@@ -25,6 +25,10 @@ from graders.lib.conventions import KERAS_LAYER_NORM_EPSILON
 from graders.lib.conventions import LAYER_NORM_EPSILON
 from graders.lib.conventions import MASK_FILL
 from graders.lib.conventions import book_vs_course
+from graders.lib.decoding import fed_histories
+from graders.lib.decoding import plain_table
+from graders.lib.decoding import same_as_full_pass
+from graders.lib.decoding import scripted_transformer
 from graders.lib.dropout import nearest_dropped
 from graders.lib.fixtures import reference
 from graders.lib.judge import Mistake
@@ -107,6 +111,32 @@ DROPOUT_ON_SUM = Mistake(
     "dropout acts on the sum X + Y; it belongs on the sublayer's output Y "
     "alone, LayerNorm(X + Dropout(Y)), so the residual X always passes.",
 )
+GREEDY_NO_CACHE = Mistake(
+    "greedy_ignores_cache",
+    "greedy_decode calls the decoder without the cache it returned, so each "
+    "step sees only its newest token (at position 0) and forgets the "
+    "sentence so far: pass the previous step's cache back in.",
+)
+GREEDY_AFTER_EOS = Mistake(
+    "greedy_emits_after_eos",
+    "a row that has produced <eos> goes on emitting tokens: from a row's "
+    "first <eos> on, its tokens are eos_id.",
+)
+GREEDY_NOT_FED_BACK = Mistake(
+    "greedy_not_fed_back",
+    "every step feeds <bos> again: the input of a step is the token the "
+    "previous step chose.",
+)
+GREEDY_UNFINISHED_LENGTH = Mistake(
+    "greedy_length_of_unfinished_row",
+    "a row that never produced <eos> gets length 0 (the argmax of a row of "
+    "False): its length is num_steps.",
+)
+GREEDY_UNRUN_STEPS = Mistake(
+    "greedy_unrun_steps_not_eos",
+    "when every row has ended early, the steps never run hold 0: they hold "
+    "eos_id, like every step after a row's end.",
+)
 MISTAKES = (
     CAUSAL_EXCLUDES_SELF,
     CAUSAL_SEES_NEXT,
@@ -117,6 +147,11 @@ MISTAKES = (
     NO_SOURCE_MASK,
     KERAS_EPSILON,
     DROPOUT_ON_SUM,
+    GREEDY_NO_CACHE,
+    GREEDY_AFTER_EOS,
+    GREEDY_NOT_FED_BACK,
+    GREEDY_UNFINISHED_LENGTH,
+    GREEDY_UNRUN_STEPS,
 )
 
 
@@ -467,6 +502,19 @@ def run_transformer(m, src, src_valid, dec_input):
 def run_greedy(m, src, src_valid, dec_input, bos, eos, num_steps):
     model = _transformer(m, src, src_valid, dec_input)
     return m.greedy_decode(model, src, src_valid, bos, eos, num_steps)
+
+
+@lesson.probe
+def run_scripted_greedy(m, tables, num_steps):
+    """greedy_decode on a scripted Transformer (graders/lib/decoding.py):
+    its tokens, lengths and what each decoder call saw."""
+    model = scripted_transformer(tables, SCRIPT_VOCAB)
+    src = np.zeros((len(tables), S), "int32")
+    src_valid = np.full(len(tables), S, "int32")
+    tokens, lengths = m.greedy_decode(
+        model, src, src_valid, BOS_, EOS_, num_steps
+    )
+    return tokens, lengths, model.decoder.calls
 
 
 @lesson.probe
@@ -857,6 +905,7 @@ def test_step_by_step_decoding_with_cache_equals_full_pass(rng):
         f"decoding {T} steps one token at a time with the cache, vs the full "
         "pass",
         diagnoses=_diagnoses(ref_decoder_steps, tokens, enc, valid, params),
+        properties=[same_as_full_pass(full)],
         hint="each step appends its input to the block's cache and uses the "
         "positional encoding of its absolute position.",
     )
@@ -912,6 +961,90 @@ def test_transformer_and_greedy_decode(rng):
         want_lengths,
         f"greedy_decode lengths (tokens before the first <eos>={eos})",
         tol=EXACT,
+    )
+
+
+# greedy_decode on a scripted Transformer (graders/lib/decoding.py): row b
+# decodes by GREEDY_TABLES[b], P(next | the tokens fed so far, <bos>
+# first), so the right tokens and each mistake's are known by hand.
+A_, B_, C_, EOS_, BOS_ = range(5)
+SCRIPT_VOCAB = 4  # A B C <eos>; <bos> is only ever fed
+SCRIPT_NAMES = {A_: "A", B_: "B", C_: "C", EOS_: "<eos>", BOS_: "<bos>"}
+GREEDY_TABLES = [
+    {  #                      A    B    C   <eos>
+        (BOS_,): [0.7, 0.1, 0.1, 0.1],  # -> A
+        (BOS_, A_): [0.1, 0.1, 0.2, 0.6],  # -> <eos>: row 0 is "A"
+        (BOS_, A_, EOS_): [0.1, 0.2, 0.5, 0.2],  # past its end -> C
+        (A_,): [0.1, 0.6, 0.1, 0.2],  # A alone (no cache) -> B
+        (B_,): [0.1, 0.1, 0.1, 0.7],  # B alone -> <eos>
+        (BOS_, BOS_): [0.1, 0.2, 0.6, 0.1],  # <bos> fed again -> C
+        (BOS_, BOS_, BOS_): [0.1, 0.1, 0.1, 0.7],  # -> <eos>
+    },
+    {
+        (BOS_,): [0.1, 0.6, 0.1, 0.2],  # -> B
+        (BOS_, B_): [0.2, 0.1, 0.5, 0.2],  # -> C
+        (BOS_, B_, C_): [0.1, 0.05, 0.05, 0.8],  # -> <eos>: row 1 is "B C"
+        (B_,): [0.5, 0.2, 0.2, 0.1],  # B alone (no cache) -> A
+        (A_,): [0.1, 0.1, 0.1, 0.7],  # A alone -> <eos>
+        (BOS_, BOS_): [0.1, 0.1, 0.1, 0.7],  # <bos> fed again -> <eos>
+    },
+]
+E_ = EOS_
+
+
+@pytest.mark.points(2)
+def test_greedy_decode_on_a_scripted_model():
+    """4 steps. Row 0: A (0.7), then <eos> (0.6 after <bos> A): "A",
+    length 1. Row 1: B (0.6), C (0.5), <eos> (0.8 after <bos> B C): "B C",
+    length 2. Both have ended after step 3, so step 4 never runs and holds
+    <eos>. Mistakes: without the cache step 2 sees A alone (-> B) and B
+    alone (-> A), step 3 B alone and A alone (-> <eos>, <eos>); feeding
+    <bos> again, step 2 sees <bos> <bos> (-> C; -> <eos>) and step 3
+    <bos> <bos> <bos> (-> <eos>); row 0 emitting past its end writes C at
+    step 3; unrun steps left at 0 write A at step 4. With 2 steps, row 1
+    has not ended: its length is 2, not 0."""
+    tables = [plain_table(table) for table in GREEDY_TABLES]
+    tokens, lengths, calls = run_scripted_greedy(tables, 4)
+    seen = [
+        [[BOS_], [BOS_]],
+        [[BOS_, A_], [BOS_, B_]],
+        [[BOS_, A_, EOS_], [BOS_, B_, C_]],
+    ]
+    fed = fed_histories(calls, seen, SCRIPT_NAMES)
+    expect_close(
+        tokens,
+        np.array([[A_, E_, E_, E_], [B_, C_, E_, E_]]),
+        "greedy_decode(num_steps=4) tokens on a scripted model (A=0, B=1, "
+        f"C=2, <eos>={EOS_}, <bos>={BOS_}): rows A and B C",
+        tol=EXACT,
+        diagnoses={
+            GREEDY_NO_CACHE: np.array([[A_, B_, E_, E_], [B_, A_, E_, E_]]),
+            GREEDY_NOT_FED_BACK: np.array([[A_, C_, E_, E_], [B_, E_, E_, E_]]),
+            GREEDY_AFTER_EOS: np.array([[A_, E_, C_, E_], [B_, C_, E_, E_]]),
+            GREEDY_UNRUN_STEPS: np.array([[A_, E_, E_, A_], [B_, C_, E_, A_]]),
+        },
+        properties=[lambda _: fed],
+    )
+    expect_close(
+        lengths,
+        np.array([1, 2]),
+        "greedy_decode(num_steps=4) lengths (tokens before <eos>)",
+        tol=EXACT,
+    )
+    tokens, lengths, _ = run_scripted_greedy(tables, 2)
+    expect_close(
+        tokens,
+        np.array([[A_, E_], [B_, C_]]),
+        "greedy_decode(num_steps=2) tokens on the same model",
+        tol=EXACT,
+    )
+    expect_close(
+        lengths,
+        np.array([1, 2]),
+        "greedy_decode(num_steps=2) lengths: row 1 has no <eos> in 2 steps, "
+        "so its length is 2",
+        tol=EXACT,
+        diagnoses={GREEDY_UNFINISHED_LENGTH: np.array([1, 0])},
     )
 
 
