@@ -64,3 +64,20 @@ def test_markdown_keeps_the_lessons_not_run():
     assert "| l16 | 2 | 1 | 0 | 1 | 50.0% |" in again
     assert "- line 7: `a = 1` -> `a = 2` (NumberReplacer)" in again
     assert "l10" not in again.split("Not run yet:")[1].split("\n")[0]
+
+
+def test_reclassify_moves_survivors_now_on_record_and_grades_nothing():
+    before = (
+        "u_z, u_r, u_h = ops.split(self.recurrent_kernel, 3, axis=-1)  # (U, U)"
+    )
+    after = before.replace("axis=-1", "axis=+1")
+    on_record = mutation.Mutant("core/X", 9, before, after, "")
+    unknown = mutation.Mutant("core/Y", 3, "a = 1", "a = 2", "")
+    text = mutation.markdown(
+        [mutation.Result("l10", 5, 3, survivors=[on_record, unknown])]
+    )
+    again = mutation.reclassify(text)
+    assert "| l10 | 5 | 3 | 1 | 1 | 80.0% |" in again
+    assert "axis 1 is its last axis" in again.split("Equivalent:")[1]
+    assert "`a = 1` -> `a = 2` (Y)" in again.split("Equivalent:")[0]
+    assert mutation.reclassify(again) == again

@@ -371,6 +371,52 @@ def markdown(results: Sequence[Result], previous: str = "") -> str:
     return f"{HEADER}\n{_summary(sections)}\n{body}"
 
 
+_FIGURES = re.compile(
+    r"(\d+) mutants: (\d+) killed, \d+ equivalent, \d+ survivors; "
+    r"score [\d.]+% \((\d+) s\)"
+)
+_LISTED = re.compile(r"^- line (\d+): `(.*?)` -> `(.*?)`(?:: (.*)| \((\w+)\))$")
+
+
+def _listed(block: str) -> list[tuple[Mutant, str]]:
+    """The mutants of a Survivors: or Equivalent: list, with the reason
+    (equivalent) or "" (survivor)."""
+    found = []
+    for line in block.splitlines():
+        m = _LISTED.match(line.strip())
+        if m:
+            number, before, after, reason, operator = m.groups()
+            mutant = Mutant(operator or "", int(number), before, after, "")
+            found.append((mutant, reason or ""))
+    return found
+
+
+def reclassify(text: str) -> str:
+    """docs/mutation.md with every listed survivor that equivalent.toml now
+    names moved to the equivalents, with its reason (nothing is graded:
+    the killed stay killed; a check added since needs a rerun)."""
+    known = equivalents()
+    modules = {x.tag: x.module for x in curriculum.lessons()}
+    results = []
+    for tag, body in _sections(text).items():
+        figures = _FIGURES.search(body)
+        if not figures:
+            continue
+        total, killed, seconds = map(int, figures.groups())
+        reasons = known.get(modules.get(tag, ""), {})
+        result = Result(tag, total, killed, seconds=float(seconds))
+        survivors, _, equivalent = body.partition("Equivalent:")
+        for mutant, reason in _listed(equivalent):
+            result.equivalent.append((mutant, reasons.get(mutant.key, reason)))
+        for mutant, _ in _listed(survivors):
+            if mutant.key in reasons:
+                result.equivalent.append((mutant, reasons[mutant.key]))
+            else:
+                result.survivors.append(mutant)
+        results.append(result)
+    return markdown(results, text)
+
+
 def command(lessons: Sequence[str], out: Path | None = MARKDOWN) -> int:
     """`m2t dev mutation`: run `lessons` (numbers or tags; all when
     empty), print each outcome and the figures, update `out`. Exit 1 while

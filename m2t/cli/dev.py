@@ -119,6 +119,10 @@ def cmd_mutation(args: argparse.Namespace) -> int:
     from m2t.authoring import mutation
 
     out = Path(args.markdown) if args.markdown else mutation.MARKDOWN
+    if args.reclassify:
+        out.write_text(mutation.reclassify(out.read_text()), encoding="utf-8")
+        print(f"wrote {out}")
+        return 0
     return mutation.command(args.lessons, out)
 
 
@@ -232,6 +236,12 @@ def _mutation(sub: argparse._SubParsersAction, text: str) -> None:
     mut = sub.add_parser("mutation", help=text)
     mut.add_argument("lessons", nargs="*")
     mut.add_argument("--markdown", help="write here (docs/mutation.md)")
+    mut.add_argument(
+        "--reclassify",
+        action="store_true",
+        help="grade nothing: move the listed survivors that "
+        "solutions/mutants/equivalent.toml now names to the equivalents",
+    )
     mut.set_defaults(func=cmd_mutation)
 
 
