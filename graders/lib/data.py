@@ -45,7 +45,12 @@ def toy_images(
 ) -> tuple[np.ndarray, np.ndarray]:
     """A separable image set: class c is a bright square in quadrant c on
     faint noise. Returns x (n, height, width, 1) float32 in [0, 1] (or
-    `standardised` to mean 0, variance 1), y (n,) int32, classes in turn."""
+    `standardised` to mean 0, variance 1), y (n,) int32, classes in turn.
+
+    Its seed is public on purpose: the CNN lessons' smoke checks judge that
+    the loss falls on it, not a value a recorded answer could give, and a
+    set that is known to be learnt in a few steps keeps them from flaking.
+    """
     rng = np.random.default_rng(seed)
     y = np.arange(n) % classes
     x = rng.uniform(0.0, 0.2, (n, height, width, 1))
