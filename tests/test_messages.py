@@ -117,3 +117,21 @@ def test_a_gradient_that_left_the_tape_is_named(student):
         gradient_check(traced, x)
     analytic, numeric = gradient_check(lambda v: tf.reduce_sum(tf.tanh(v)), x)
     np.testing.assert_allclose(analytic, numeric, atol=1e-6)
+
+
+def test_eager_float32_meets_float64_is_named():
+    """Taped eagerly, TensorFlow's ops say "double tensor but is a float
+    tensor", not float32: the float64 checks still name the dtype."""
+    import tensorflow as tf
+
+    from graders.lib.probes import in_float64
+    from m2t.grading.probe import StudentError
+
+    x = tf.constant([1.0, 2.0], tf.float64)
+    for f in (
+        lambda a: tf.matmul(a[None], tf.ones((2, 1), tf.float32)),
+        lambda a: a + tf.ones((2,), tf.float32),
+    ):
+        with pytest.raises(StudentError, match="float32 meets float64") as e:
+            in_float64(f, x)
+        assert "name:" not in str(e.value), e.value

@@ -8,6 +8,7 @@ are in `graders.lib.contract`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from collections.abc import Mapping
 from collections.abc import Sequence
@@ -143,14 +144,17 @@ def in_float64(f: Callable[..., Any], *args: Any) -> Any:
     try:
         return f(*args)
     except (TypeError, ValueError, tf.errors.InvalidArgumentError) as e:
-        if "float32" not in str(e):
+        # eager TensorFlow says "a double tensor but is a float tensor"
+        if not re.search(r"float32|double tensor but is a float", str(e)):
             raise
         from m2t.grading.probe import StudentError
+        from m2t.grading.probe import strip_tf_noise
 
+        first = strip_tf_noise(str(e)).strip().splitlines()[0][:200]
         raise StudentError(
             say(
                 "probes.float32_meets_float64",
-                error=f"{type(e).__name__}: {str(e).splitlines()[0][:200]}",
+                error=f"{type(e).__name__}: {first}",
             )
         ) from None
 
