@@ -556,10 +556,13 @@ def test_dropout_only_in_training(rng):
 @pytest.mark.points(2)
 def test_dropout_acts_on_the_attention_weights(rng):
     """dropout=0.5, training: the returned weights are those before the
-    dropout (rows sum to 1), and with W_o = I each head's output is
-    Dropout(weights) V_h for some keep-mask of each row's keys."""
+    dropout (rows sum to 1), and each output is Dropout(weights) V for
+    some keep-mask of each row's keys. W_o = I and W_v is zero outside
+    head 0's columns, so the output is head 0's, then zeros."""
     q, k, v = _inputs(rng)
-    params = [*_params(rng)[:3], np.eye(D, dtype="float32")]
+    W_q, W_k, W_v = _params(rng)[:3]
+    W_v[:, DK:] = 0.0
+    params = [W_q, W_k, W_v, np.eye(D, dtype="float32")]
     valid = VALID_LENS["2d"]
     out, weights = run_mha_training(q, k, v, valid, params)
     ref_out, ref_weights = ref_mha(q, k, v, valid, params)
@@ -575,19 +578,21 @@ def test_dropout_acts_on_the_attention_weights(rng):
         },
     )
     expect_shape(out, (B, T, D), "MultiHeadAttention output")
-    got_heads = ref_split_heads(np.asarray(out, np.float64))  # (B, H, T, Dk)
-    values = ref_split_heads(np.asarray(v, np.float64) @ params[2])
+    out = np.asarray(out, np.float64)
+    values = (np.asarray(v, np.float64) @ W_v)[:, None, :, :DK]  # (B,1,S,Dk)
+    head = nearest_dropped(
+        out[..., :DK], ref_weights[:, 0], 0.5, lambda d: d @ values
+    )
     expect_close(
-        got_heads,
-        nearest_dropped(
-            got_heads, ref_weights, 0.5, then=lambda d: d @ values[:, :, None]
-        ),
-        "MultiHeadAttention(dropout=0.5) heads with training=True and W_o = "
-        "I: each must be Dropout(weights) V_h, for some mask of the keys",
+        out,
+        np.concatenate([head, np.zeros((B, T, D - DK))], axis=-1),
+        "MultiHeadAttention(dropout=0.5) output with training=True, W_o = I "
+        "and only head 0's values: it must be Dropout(weights) V, for some "
+        "mask of the keys",
         diagnoses={
-            DROPOUT_ON_OUTPUT: lambda: ref_split_heads(
-                nearest_dropped(out[..., None], ref_out[..., None], 0.5)[..., 0]
-            )
+            DROPOUT_ON_OUTPUT: lambda: nearest_dropped(
+                out[..., None], ref_out[..., None], 0.5
+            )[..., 0]
         },
         hint="drop the attention weights (self.attention_dropout), then "
         "average the values with them.",
