@@ -21,6 +21,7 @@ from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
 from graders.lib.judge import mistake_outputs
+from graders.lib.messages import say
 from graders.lib.probes import gradient_check
 from graders.lib.probes import layer_contract
 from graders.lib.probes import value_errors
@@ -280,10 +281,10 @@ def test_relu_values(rng):
     expect_close(
         run_relu(x),
         ref_relu(x),
-        "relu(x)",
+        say("l01.relu"),
         tol=EXACT,
         diagnoses=_diagnoses(ref_relu, x, mistakes=(RELU_REDUCES,)),
-        hint="relu keeps the shape of x: max(x, 0) element by element.",
+        hint=say("l01.relu_hint"),
     )
 
 
@@ -297,11 +298,11 @@ def test_linear_matches_reference(rng):
     expect_close(
         run_linear(x, weights),
         ref_linear(x, *weights),
-        "Linear(5) output",
+        say("l01.linear"),
         diagnoses=_diagnoses(
             ref_linear, x, *weights, mistakes=(LINEAR_NO_BIAS,)
         ),
-        hint="(B, D) x (D, U) -> (B, U), plus the bias (U,).",
+        hint=say("l01.linear_hint"),
     )
 
 
@@ -312,9 +313,9 @@ def test_mlp_matches_reference(rng):
     expect_close(
         run_mlp(x, weights),
         ref_mlp(x, weights),
-        "MLP logits",
+        say("l01.mlp_logits"),
         diagnoses=_diagnoses(ref_mlp, x, weights),
-        hint="H = relu(X W1 + b1) -> (B, Hd); logits = H W2 + b2 -> (B, Q).",
+        hint=say("l01.mlp_hint"),
     )
 
 
@@ -324,9 +325,12 @@ def test_mlp_parameter_count():
     expected = 784 * 256 + 256 + 256 * 10 + 10
     expect(
         facts["params"] == expected,
-        f"MLP(256, 10) on (1, 28, 28, 1) should have {expected:,} trainable "
-        f"parameters (784*256 + 256 + 256*10 + 10), has "
-        f"{facts['params']:,}; weight shapes {facts['shapes']}.",
+        say(
+            "l01.params",
+            expected=f"{expected:,}",
+            got=f"{facts['params']:,}",
+            shapes=facts["shapes"],
+        ),
     )
 
 
@@ -338,9 +342,9 @@ def test_cross_entropy_values(rng):
     expect_close(
         losses,
         ref_cross_entropy(logits, labels),
-        "softmax_cross_entropy per example",
+        say("l01.ce"),
         diagnoses=_diagnoses(ref_cross_entropy, logits, labels),
-        hint="loss_i = logsumexp(z_i) - z_i[y_i], one value per example.",
+        hint=say("l01.ce_hint"),
     )
 
 
@@ -367,23 +371,25 @@ def test_cross_entropy_is_stable_for_large_logits():
     )
     expect(
         bool(np.all(np.isfinite(losses))),
-        f"softmax_cross_entropy is not finite for logits of 1e4: got "
-        f"{np.asarray(losses).tolist()}, expected {expected.tolist()}.",
+        say(
+            "l01.not_finite",
+            got=np.asarray(losses).tolist(),
+            expected=expected.tolist(),
+        ),
         got=losses,
         diagnoses=diagnoses,
     )
     expect_close(
         losses,
         expected,
-        "softmax_cross_entropy for logits of 1e4",
+        say("l01.large_logits"),
         tol=at_magnitude(float(np.abs(logits).max())),
         diagnoses=diagnoses,
     )
     expect_close(
         grads,
         ref_cross_entropy_grad(logits, labels),
-        "d(sum of losses)/d(logits) for logits of 1e4 "
-        "(softmax(z) - one_hot(y))",
+        say("l01.large_gradient"),
         tol=ELEMENTWISE,
     )
 
@@ -395,8 +401,8 @@ def test_cross_entropy_gradient_is_softmax_minus_one_hot(rng):
     expect_close(
         grads,
         ref_cross_entropy_grad(logits, labels),
-        "d(sum of losses)/d(logits)",
-        hint="the gradient of logsumexp(z) - z[y] is softmax(z) - one_hot(y).",
+        say("l01.gradient"),
+        hint=say("l01.gradient_hint"),
     )
 
 
@@ -409,7 +415,7 @@ def test_mlp_gradient_matches_centred_differences(rng, wrt):
     expect_close(
         analytic,
         numeric,
-        f"MLP d(sum(logits * P))/d({wrt}) vs centred differences",
+        say("l01.mlp_gradient", wrt=wrt),
         tol=GRAD,
     )
 
@@ -437,7 +443,5 @@ def test_mlp_trains(rng):
     losses = run_training(x, y, 15, 0.5)
     expect(
         bool(np.all(np.isfinite(losses))) and losses[-1] < 0.5 * losses[0],
-        "training the MLP with softmax_cross_entropy should at least halve "
-        f"the loss in 15 gradient steps on separable data; losses: "
-        f"{[round(v, 3) for v in losses]}.",
+        say("l01.training", losses=[round(v, 3) for v in losses]),
     )

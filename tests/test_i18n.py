@@ -1,9 +1,9 @@
 """The course in two languages: which language a run speaks, the catalogues
 (every English text has its Chinese, with the same fields), and what a
 student reads with M2T_LANG=zh (`m2t hint`, `list`, `progress`, `grade` on
-the skeleton and on each catalogued mistake of lessons 05, 09, 10, 11, 15
-and 16, `watch` in a terminal): Chinese, with no English sentence left but
-code, paths and numbers."""
+the skeleton and on each catalogued mistake of lessons 01, 05, 09, 10, 11,
+15 and 16, `watch` in a terminal): Chinese, with no English sentence left
+but code, paths and numbers."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ CATALOGUES = {
     "graders/messages": i18n.Catalogue(ROOT / "graders" / "messages"),
 }
 CHINESE_GRADERS = [
-    curriculum.find(x) for x in ("05", "09", "10", "11", "15", "16")
+    curriculum.find(x) for x in ("01", "05", "09", "10", "11", "15", "16")
 ]
 """The lessons whose graders speak Chinese through and through (the others'
 own check messages are English still)."""
@@ -76,20 +76,22 @@ _CODE = re.compile(r"`[^`]*`|「[^」]*」")
 TensorFlow's own words are not ours to translate."""
 _WORD = re.compile(r"[A-Za-z][a-z]+")
 _EDGES = "()[]{}<>\"',.;:!?"
+_NUMBERS = {"inf", "nan", "Inf", "NaN"}  # how NumPy writes some floats
 
 
 def english_sentences(text: str) -> list[str]:
     """The English left in `text`: each run of two or more English words
     in a row, a word being letters only, at least two of them, lower case
     after the first (so identifiers, CamelCase classes, TODO, paths, shapes
-    and numbers are not words). Code in backticks and an exception's own
+    and numbers, inf and nan too, are not words). Code in backticks and an exception's own
     message in 「」 are left out, and Chinese characters end a run."""
     found = []
     for line in text.splitlines():
         for segment in _WIDE.split(_CODE.sub(" ", line)):
             run: list[str] = []
             for token in [*segment.split(), ""]:
-                if _WORD.fullmatch(token.strip(_EDGES)):
+                word = token.strip(_EDGES)
+                if _WORD.fullmatch(word) and word not in _NUMBERS:
                     run.append(token)
                     continue
                 if len(run) >= 2:
@@ -117,6 +119,7 @@ def test_the_detector_finds_an_english_sentence_and_passes_chinese():
     assert english_sentences(chinese) == []
     raised = "l09：你的代码抛出了 InvalidArgumentError：「Incompatible shapes」"
     assert english_sentences(raised) == []
+    assert english_sentences("得到 [inf, inf, 0.25, nan]，期望 [1.0]") == []
 
 
 def _no_english(text: str) -> None:
