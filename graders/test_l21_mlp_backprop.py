@@ -24,6 +24,7 @@ from graders.lib.fixtures import reference
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect_close
 from graders.lib.judge import mistake_outputs
+from graders.lib.messages import say
 from graders.lib.probes import value_errors
 from graders.lib.references import softmax
 from graders.lib.tapes import mean_cross_entropy
@@ -263,16 +264,16 @@ def test_linear_backward(rng):
         expect_close(
             got,
             ref[i],
-            f"linear {name}",
+            say("l21.linear", name=name),
             tol=GRAD,
             diagnoses=_diagnoses(
                 ref_linear, X, W, b, dO, mistakes=LINEAR_MISTAKES, part=i
             ),
-            hint="each gradient has the shape of what it is the gradient of.",
+            hint=say("l21.linear_hint"),
         )
         if i:
             expect_close(
-                got, tape[i - 1], f"linear {name} vs tf.GradientTape", tol=GRAD
+                got, tape[i - 1], say("l21.linear_tape", name=name), tol=GRAD
             )
 
 
@@ -283,16 +284,16 @@ def test_relu_backward(rng):
     dH = rng.standard_normal((B, HD))
     H, dA = run_relu(A, dH)
     ref_H, ref_dA = ref_relu(A, dH)
-    expect_close(H, ref_H, "relu_forward H", tol=GRAD)
+    expect_close(H, ref_H, say("l21.relu_forward"), tol=GRAD)
     expect_close(
         dA,
         ref_dA,
-        "relu_backward dA",
+        say("l21.relu_backward"),
         tol=GRAD,
         diagnoses=_diagnoses(ref_relu, A, dH, mistakes=RELU_MISTAKES, part=1),
-        hint="the gradient passes where A > 0, and only there.",
+        hint=say("l21.relu_hint"),
     )
-    expect_close(dA, tape_relu(A, dH), "relu dA vs tf.GradientTape", tol=GRAD)
+    expect_close(dA, tape_relu(A, dH), say("l21.relu_tape"), tol=GRAD)
 
 
 @pytest.mark.points(2)
@@ -301,21 +302,21 @@ def test_cross_entropy_gradient(rng):
     labels = _labels(rng)
     loss, dlogits = run_cross_entropy(logits, labels)
     ref_loss, ref_grad = ref_cross_entropy(logits, labels)
-    expect_close(loss, ref_loss, "the mean softmax cross-entropy", tol=GRAD)
+    expect_close(loss, ref_loss, say("l21.loss"), tol=GRAD)
     expect_close(
         dlogits,
         ref_grad,
-        "dL/dlogits (B, Q)",
+        say("l21.dlogits"),
         tol=GRAD,
         diagnoses=_diagnoses(
             ref_cross_entropy, logits, labels, mistakes=CE_MISTAKES, part=1
         ),
-        hint="(softmax(logits) - onehot(labels)) / B.",
+        hint=say("l21.dlogits_hint"),
     )
     expect_close(
         dlogits,
         tape_cross_entropy(logits, labels),
-        "dL/dlogits vs tf.GradientTape",
+        say("l21.dlogits_tape"),
         tol=GRAD,
     )
 
@@ -327,8 +328,8 @@ def test_cross_entropy_is_stable_for_large_logits():
     labels = np.array([0, 1])
     loss, dlogits = run_cross_entropy(logits, labels)
     ref_loss, ref_grad = ref_cross_entropy(logits, labels)
-    expect_close(loss, ref_loss, "the loss for logits of 1e4", tol=GRAD)
-    expect_close(dlogits, ref_grad, "dL/dlogits for logits of 1e4", tol=GRAD)
+    expect_close(loss, ref_loss, say("l21.large_loss"), tol=GRAD)
+    expect_close(dlogits, ref_grad, say("l21.large_dlogits"), tol=GRAD)
     expect_value_errors(run_errors())
 
 
@@ -338,22 +339,22 @@ def test_mlp_gradients(rng):
     loss, grads = run_mlp(X, y, params)
     ref_loss, ref_grads = ref_mlp(X, y, params)
     tape = tape_mlp(X, y, params)
-    expect_close(loss, ref_loss, "the MLP's loss", tol=GRAD)
+    expect_close(loss, ref_loss, say("l21.mlp_loss"), tol=GRAD)
     for key in KEYS:
         expect_close(
             grads[key],
             ref_grads[key],
-            f"the MLP's d{key}",
+            say("l21.mlp_grad", key=key),
             tol=GRAD,
             diagnoses=_diagnoses(
                 ref_mlp, X, y, params, pick=lambda out, k=key: out[1][k]
             ),
-            hint="backward runs the forward's layers in reverse order.",
+            hint=say("l21.mlp_hint"),
         )
         expect_close(
             grads[key],
             tape[key],
-            f"the MLP's d{key} vs tf.GradientTape",
+            say("l21.mlp_tape", key=key),
             tol=GRAD,
         )
 
@@ -366,6 +367,6 @@ def test_mlp_gradient_matches_centred_differences(rng, key):
     expect_close(
         grads[key],
         (moved[0] - moved[1]) / (2 * GRAD_EPS),
-        f"the MLP's d{key} vs centred differences of your loss",
+        say("l21.mlp_centred", key=key),
         tol=GRAD,
     )

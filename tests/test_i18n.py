@@ -1,8 +1,8 @@
 """The course in two languages: which language a run speaks, the catalogues
 (every English text has its Chinese, with the same fields), and what a
 student reads with M2T_LANG=zh (`m2t hint`, `list`, `progress`, `grade` on
-the skeleton and on each catalogued mistake of lessons 01, 05, 09, 10, 11,
-15 and 16, `watch` in a terminal): Chinese, with no English sentence left
+the skeleton and on each catalogued mistake of lessons 01, 21, 05, 09, 10,
+11, 15 and 16, `watch` in a terminal): Chinese, with no English sentence left
 but code, paths and numbers."""
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ CATALOGUES = {
     "graders/messages": i18n.Catalogue(ROOT / "graders" / "messages"),
 }
 CHINESE_GRADERS = [
-    curriculum.find(x) for x in ("01", "05", "09", "10", "11", "15", "16")
+    curriculum.find(x) for x in ("01", "21", "05", "09", "10", "11", "15", "16")
 ]
 """The lessons whose graders speak Chinese through and through (the others'
 own check messages are English still)."""
