@@ -266,6 +266,24 @@ def centred_differences(
     return grad
 
 
+def state_centred_differences(
+    step: Callable[[np.ndarray], tuple[Any, Any]],
+    h0: np.ndarray,
+    probe_out: np.ndarray,
+    probe_state: np.ndarray,
+) -> np.ndarray:
+    """`centred_differences` of sum(out * probe_out) + sum(state *
+    probe_state) in the initial state h0 (B, U), where `out, state =
+    step(h)` is the judge's float64 reference on fixed inputs: what
+    `probes.state_gradient` measures on the tape."""
+
+    def loss(h: np.ndarray) -> float:
+        out, state = step(h)
+        return float(np.sum(out * probe_out) + np.sum(state * probe_state))
+
+    return centred_differences(loss, h0)
+
+
 def expect_gradient(
     got: Any,
     expected: np.ndarray,
