@@ -8,10 +8,13 @@ Judge side (runs in the grader, never touches student code):
   `stack_same_shape`, `fail`, `memo`.
 * `contract`: the verdicts on Keras behaviour the probes measured:
   `expect_layer_contract`, `expect_value_errors`, `expect_bad_values_named`,
-  `expect_dropout_only_in_training`; `expect_gradient` (a tape gradient
-  against `centred_differences` of the judge's own reference).
+  `expect_dropout_only_in_training`; `layer_facts` (the contract's
+  verdicts, drawn from the values the probe measured); `expect_gradient`
+  (a tape gradient against the judge's own: `centred_differences`,
+  `state_centred_differences` of its float64 reference).
 * `fixtures`: `@reference`, the mark on every judge-side function, whose
-  body the grading worker's copy of the graders never holds.
+  body the grading worker's copy of the graders (and the student edition's)
+  never holds; in the edition it looks its output up in graders/fixtures/.
 * `tolerances`: every tolerance (`F32`, `ELEMENTWISE`, `GRAD`, `EXACT`).
 * `conventions`: the constants of README's "Conventions the graders fix"
   (`LAYER_NORM_EPSILON`, `MASK_FILL`, ...), `CONVENTIONS` (the README's
