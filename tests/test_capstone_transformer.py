@@ -29,12 +29,19 @@ def _grader_parts() -> dict:
     return module.MODULES
 
 
+def _solved(folder: Path, modules=(CAPSTONE.module, *CAPSTONE.parts)) -> Path:
+    """A new `folder` holding the solutions of `modules` (the capstone's
+    and its parts' by default)."""
+    folder.mkdir()
+    for module in modules:
+        shutil.copy(ROOT / "solutions" / f"{module}.py", folder)
+    return folder
+
+
 def _submission(folder: Path, broken: str, mistake: str) -> Path:
     """The solutions of the capstone and its parts, with `broken`'s
     `mistake` (one of its catalogued mutants) put in."""
-    folder.mkdir()
-    for module in (CAPSTONE.module, *CAPSTONE.parts):
-        shutil.copy(ROOT / "solutions" / f"{module}.py", folder)
+    _solved(folder)
     path = folder / f"{broken}.py"
     path.write_text(
         mutants.mutate(
@@ -45,6 +52,18 @@ def _submission(folder: Path, broken: str, mistake: str) -> Path:
         encoding="utf-8",
     )
     return folder
+
+
+def _grade_submission(folder: Path, *args: str):
+    """`m2t grade 24 --submission folder ARGS` in a fresh process."""
+    return subprocess.run(
+        [sys.executable, "-m", "m2t", "grade", "24", "--submission"]
+        + [str(folder), "--allow-weaker-sandbox", *args],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=ROOT,
+    )
 
 
 def test_the_curriculum_stages_the_parts_the_grader_checks():
@@ -71,22 +90,7 @@ def test_the_refusal_holds_in_the_sandbox(tmp_path):
     folder = _submission(
         tmp_path / "bob", "l20_transformer", "residual_missing"
     )
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "m2t",
-            "grade",
-            "24",
-            "--submission",
-            str(folder),
-            "--allow-weaker-sandbox",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        cwd=ROOT,
-    )
+    proc = _grade_submission(folder)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "fix l20 first" in proc.stdout, proc.stdout
 
@@ -104,34 +108,14 @@ def test_the_held_out_references_are_not_in_the_workers_reach(tmp_path):
     """The attack in tests/attacks/held_out.py, graded as a submission:
     it trains nothing and returns the references it finds in m2t_data's
     splits. The judge holds the held-out pairs, so it finds none."""
-    folder = tmp_path / "mallory"
-    folder.mkdir()
-    for module in (CAPSTONE.module, *CAPSTONE.parts):
-        shutil.copy(ROOT / "solutions" / f"{module}.py", folder)
+    folder = _solved(tmp_path / "mallory")
     capstone = folder / f"{CAPSTONE.module}.py"
     capstone.write_text(
         capstone.read_text()
         + (ROOT / "tests" / "attacks" / "held_out.py").read_text()
     )
     report = tmp_path / "results.json"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "m2t",
-            "grade",
-            "24",
-            "--submission",
-            str(folder),
-            "--allow-weaker-sandbox",
-            "--report",
-            str(report),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        cwd=ROOT,
-    )
+    proc = _grade_submission(folder, "--report", str(report))
     tests = {t["name"]: t for t in json.loads(report.read_text())["tests"]}
     (bleu,) = [t for name, t in tests.items() if "held_out_bleu" in name]
     assert bleu["score"] == 0, proc.stdout + bleu["output"]
@@ -145,10 +129,7 @@ def test_a_grade_of_the_parts_and_the_capstone_grades_each_part_once(
     so the capstone's parts check reuses their results (here on the
     capstone's skeleton, which the graded parts let through to its TODOs)
     instead of starting a second grade of the same lessons."""
-    folder = tmp_path / "carol"
-    folder.mkdir()
-    for module in CAPSTONE.parts:
-        shutil.copy(ROOT / "solutions" / f"{module}.py", folder)
+    folder = _solved(tmp_path / "carol", CAPSTONE.parts)
     shutil.copy(ROOT / "lessons" / CAPSTONE.filename, folder)
     lessons = [curriculum.find(module) for module in CAPSTONE.parts]
     grades = []
