@@ -714,7 +714,9 @@ def _loss_inputs(rng):
 
 @pytest.mark.points(2)
 @pytest.mark.parametrize(
-    "valid_len", [[3, 1], [0, 2]], ids=["lens_3_1", "lens_0_2"]
+    "valid_len",
+    [[3, 1], [0, 2], [1, 0]],
+    ids=["lens_3_1", "lens_0_2", "one_valid_token"],
 )
 def test_masked_loss_matches_reference(rng, valid_len):
     labels, logits = _loss_inputs(rng)

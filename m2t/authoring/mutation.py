@@ -79,6 +79,8 @@ class Mutant:
         before: that line, stripped.
         after: the line as the mutant has it, stripped.
         source: the whole mutated file.
+        follows: the nonblank line above `before`, stripped (tells two
+            mutants of equal lines apart, e.g. two `break`s).
     """
 
     operator: str
@@ -86,12 +88,25 @@ class Mutant:
     before: str
     after: str
     source: str = dataclasses.field(repr=False, compare=False)
+    follows: str = ""
 
     @property
     def key(self) -> tuple[str, str]:
         """What `equivalent.toml` names a mutant by (stable while the line
         is unchanged, wherever it moves)."""
         return (self.before, self.after)
+
+
+Reasons = dict[tuple[str, str, str], str]
+"""(before, after, follows or "") -> why that mutant is equivalent."""
+
+
+def reason_for(mutant: Mutant, reasons: Reasons) -> str | None:
+    """The recorded reason `mutant` is equivalent, if any: an entry with
+    `follows` names only the mutant below that line, one without names
+    every mutant of its (before, after)."""
+    exact = reasons.get((*mutant.key, mutant.follows))
+    return (exact if mutant.follows else None) or reasons.get((*mutant.key, ""))
 
 
 @dataclasses.dataclass
@@ -159,6 +174,7 @@ def mutants(source: str, operators: Sequence[str] = OPERATORS) -> list[Mutant]:
     from cosmic_ray.mutating import mutate_code
 
     inside = regions(source)
+    lines = source.splitlines()
     tree = get_ast(source)
     seen, found = set(), []
     for name in operators:
@@ -176,23 +192,26 @@ def mutants(source: str, operators: Sequence[str] = OPERATORS) -> list[Mutant]:
                 continue
             seen.add(text)
             number, before, after = _changed_line(source, text)
-            found.append(Mutant(name, number, before, after, text))
+            above = [x.strip() for x in lines[: number - 1] if x.strip()]
+            follows = above[-1] if above else ""
+            found.append(Mutant(name, number, before, after, text, follows))
     return found
 
 
-def equivalents(path: Path = EQUIVALENT) -> dict[str, dict[tuple, str]]:
-    """Lesson module -> {(before, after): reason}, from `path`:
+def equivalents(path: Path = EQUIVALENT) -> dict[str, Reasons]:
+    """Lesson module -> its `Reasons`, from `path`:
 
     [[l16_attention_scoring]]
     before = "..."   # the solution's line, stripped
     after = "..."    # the mutant's
+    follows = "..."  # optional: the nonblank line above, stripped
     reason = "why the mutant computes the same thing"
     """
     if not path.exists():
         return {}
     with open(path, "rb") as f:
         data = tomllib.load(f)
-    table: dict[str, dict[tuple, str]] = {}
+    table: dict[str, Reasons] = {}
     for module, entries in data.items():
         for entry in entries:
             reason = entry.get("reason", "").strip()
@@ -201,7 +220,7 @@ def equivalents(path: Path = EQUIVALENT) -> dict[str, dict[tuple, str]]:
                     f"{path.name} [{module}] {entry.get('before')!r}: every "
                     "equivalent mutant needs its reason"
                 )
-            key = (entry["before"], entry["after"])
+            key = (entry["before"], entry["after"], entry.get("follows", ""))
             table.setdefault(module, {})[key] = reason
     return table
 
@@ -270,8 +289,8 @@ def run(
             if killed(lesson, mutant.source, timeout):
                 result.killed += 1
                 outcome = "killed"
-            elif mutant.key in reasons:
-                result.equivalent.append((mutant, reasons[mutant.key]))
+            elif reason_for(mutant, reasons):
+                result.equivalent.append((mutant, reason_for(mutant, reasons)))
                 outcome = "equivalent"
             else:
                 result.survivors.append(mutant)
@@ -407,10 +426,11 @@ def reclassify(text: str) -> str:
         result = Result(tag, total, killed, seconds=float(seconds))
         survivors, _, equivalent = body.partition("Equivalent:")
         for mutant, reason in _listed(equivalent):
-            result.equivalent.append((mutant, reasons.get(mutant.key, reason)))
+            known_reason = reason_for(mutant, reasons) or reason
+            result.equivalent.append((mutant, known_reason))
         for mutant, _ in _listed(survivors):
-            if mutant.key in reasons:
-                result.equivalent.append((mutant, reasons[mutant.key]))
+            if reason_for(mutant, reasons):
+                result.equivalent.append((mutant, reason_for(mutant, reasons)))
             else:
                 result.survivors.append(mutant)
         results.append(result)
