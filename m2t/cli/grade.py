@@ -102,9 +102,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
         )
         print(f"\n{score}")
         if args.report:
-            reports.write_gradescope(
-                Path(args.report), results, seconds, notes
-            )
+            reports.write_gradescope(Path(args.report), results, seconds, notes)
         if args.junit:
             reports.write_junit(Path(args.junit), results)
     graded = [r for r in results if r.checks]
