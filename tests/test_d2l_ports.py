@@ -714,3 +714,25 @@ def test_d2l_scalar_reshape_under_tf_function_names_the_line(tmp_path):
     assert "tf.reshape(valid_lens, shape=-1)" in message, message
     assert "shape=(-1,)" in message, message
     assert "{{node" not in message and "in user code" not in message, message
+
+
+def test_leaf_table_merges_flatten_and_reshape_runs():
+    from graders.lib.cnn_judge import leaf_table
+
+    gap = ("GlobalAveragePooling2D", (1, 10))
+    # d2l-zh's NiN: the average, Reshape((1, 1, 10)), Flatten: no change
+    assert leaf_table(
+        [gap, ("Reshape", (1, 1, 1, 10)), ("Flatten", (1, 10))], (1, 5, 5, 10)
+    ) == [gap]
+    pool = ("MaxPooling2D", (1, 5, 5, 256))
+    dense = ("Dense", (1, 10))
+    # a Reshape to flat is a Flatten; one that stays 3-D is a Reshape
+    assert leaf_table([pool, ("Reshape", (1, 6400)), dense], (1, 9, 9, 1)) == [
+        pool,
+        ("Flatten", (1, 6400)),
+        dense,
+    ]
+    assert leaf_table([pool, ("Reshape", (1, 25, 256))], (1, 9, 9, 1)) == [
+        pool,
+        ("Reshape", (1, 25, 256)),
+    ]
