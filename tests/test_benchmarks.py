@@ -97,7 +97,7 @@ def test_fused_rnn_config_round_trip_and_bad_cell():
 
 def test_check_costs_lists_the_slowest_checks_of_a_lesson():
     result = subprocess.run(
-        [sys.executable, "-m", "benchmarks.check_costs", "05", "--top", "3"],
+        [sys.executable, "-m", "benchmarks.check_costs", "05", "--top", "99"],
         cwd=ROOT,
         env=settings.quiet_env(),
         capture_output=True,
@@ -106,8 +106,10 @@ def test_check_costs_lists_the_slowest_checks_of_a_lesson():
     )
     assert result.returncode == 0, result.stdout + result.stderr
     head = next(x for x in result.stdout.splitlines() if x.startswith("05:"))
-    assert " checks, " in head and " s CPU, " in head, head
+    assert " s CPU, " in head, head
+    checks = int(head.split()[1])
     rows = [x for x in result.stdout.splitlines() if x.startswith("| `test_")]
-    assert len(rows) == 3, result.stdout
+    assert len(rows) == checks > 10, result.stdout
     cpu = [float(row.split("|")[2]) for row in rows]
-    assert cpu == sorted(cpu, reverse=True), rows
+    # the slowest first: lesson 05's training smoke is many times the rest
+    assert cpu == sorted(cpu, reverse=True) and cpu[0] > cpu[-1], rows
