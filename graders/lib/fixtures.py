@@ -90,6 +90,18 @@ def to_tree(value: Any, arrays: dict[str, np.ndarray]) -> Any:
         }
     if type(value).__name__ == "Mistake" and hasattr(value, "name"):
         return {"$m": value.name}
+    if isinstance(value, np.random.Generator):  # by its state, exactly
+        return {"$g": value.bit_generator.state}
+    code = getattr(value, "__code__", None)
+    if code is not None and "<lambda>" not in value.__qualname__:
+        # a function by its name, its code and what it closes over (a
+        # block of an architecture's spec): named, not kept
+        cells = [c.cell_contents for c in value.__closure__ or ()]
+        digest = hashlib.sha256(code.co_code).hexdigest()[:16]
+        return {
+            "$fn": [value.__module__, value.__qualname__, digest],
+            "cells": to_tree(cells, arrays),
+        }
     raise TypeError(f"cannot keep a {type(value).__name__}")
 
 
@@ -113,12 +125,30 @@ def from_tree(
         return tuple(from_tree(v, arrays, mistakes) for v in tree["$t"])
     if "$m" in tree:
         return (mistakes or {}).get(tree["$m"], tree["$m"])
+    if "$g" in tree:
+        return _generator(tree["$g"])
+    if "$fn" in tree:
+        raise TypeError(f"a function ({tree['$fn'][1]}) is named, not kept")
     return {
         _hashable(from_tree(k, arrays, mistakes)): from_tree(
             v, arrays, mistakes
         )
         for k, v in tree["$d"]
     }
+
+
+def _generator(state: dict) -> np.random.Generator:
+    bits = getattr(np.random, state["bit_generator"])()
+    bits.state = state
+    return np.random.Generator(bits)
+
+
+def _generators(args: tuple, kwargs: dict) -> list[np.random.Generator]:
+    """The generators among a call's arguments, in order: a reference that
+    draws from one (weights for the judge's inputs) moves it on, and the
+    edition moves it on alike (`_Fixtures.lookup`)."""
+    found = [*args, *kwargs.values()]
+    return [g for g in found if isinstance(g, np.random.Generator)]
 
 
 def _hashable(key: Any) -> Any:
@@ -198,27 +228,55 @@ class _Recorder:
             return fn(*args, **kwargs)
         self.depth += 1
         try:
-            out = fn(*args, **kwargs)
             lesson = self.lesson()
-            self._keep(lesson, fn, args, kwargs, out)
+            generators = _generators(args, kwargs)
+            start = [g.bit_generator.state for g in generators]
+            keep = self._entry(fn, args, kwargs)  # before: the call draws
+            out = fn(*args, **kwargs)
+            end = [g.bit_generator.state for g in generators]
+            keep(lesson, out, end)
             if "mistake" in _parameters(fn) and kwargs.get("mistake") is None:
                 for mistake in fn.__globals__.get("MISTAKES", ()):
+                    more = {**kwargs, "mistake": mistake}
+                    for g, state in zip(generators, start, strict=True):
+                        g.bit_generator.state = state
+                    keep = self._entry(fn, args, more)
                     try:
-                        wrong = fn(*args, **{**kwargs, "mistake": mistake})
+                        wrong = fn(*args, **more)
                     except Exception:  # noqa: BLE001  (not on these inputs)
                         continue
-                    more = {**kwargs, "mistake": mistake}
-                    self._keep(lesson, fn, args, more, wrong)
+                    keep(
+                        lesson,
+                        wrong,
+                        [g.bit_generator.state for g in generators],
+                    )
+                for g, state in zip(generators, end, strict=True):
+                    g.bit_generator.state = state  # as the call left them
         finally:
             self.depth -= 1
         return out
 
-    def _keep(self, lesson, fn, args, kwargs, out) -> None:
+    def _entry(self, fn, args, kwargs) -> Callable[..., None]:
+        """A function that keeps the call's output, keyed (and its inputs
+        encoded) now, before the call moves a generator on."""
         try:
             k = key(_name(fn), args, kwargs)
+            arrays: dict[str, np.ndarray] = {}
+            inputs = to_tree([list(args), kwargs], arrays)
         except TypeError:
-            return  # inputs it cannot name: the edition misses them
-        self.calls.setdefault(lesson, {})[k] = (_name(fn), args, kwargs, out)
+            return lambda *_: None  # inputs it cannot name: the edition misses
+        calls = self.calls
+
+        def keep(lesson: str, out: Any, after: list[dict]) -> None:
+            calls.setdefault(lesson, {})[k] = (
+                _name(fn),
+                inputs,
+                arrays,
+                out,
+                after,
+            )
+
+        return keep
 
     def write(self) -> None:
         """One `<lesson>.json` + `<lesson>.npz` per grader in `folder`."""
@@ -226,20 +284,35 @@ class _Recorder:
         for lesson, calls in self.calls.items():
             arrays: dict[str, np.ndarray] = {}
             entries = {}
-            for k, (name, args, kwargs, out) in sorted(calls.items()):
+            for k, (name, inputs, given, out, after) in sorted(calls.items()):
                 try:
                     output = to_tree(out, arrays)
                 except TypeError:
                     continue
-                try:
-                    inputs = to_tree([list(args), kwargs], arrays)
-                except TypeError:
-                    inputs = None
-                entries[k] = {"name": name, "inputs": inputs, "output": output}
+                renamed = {}
+                for old_name, array in given.items():
+                    renamed[old_name] = f"a{len(arrays)}"
+                    arrays[renamed[old_name]] = array
+                entries[k] = {
+                    "name": name,
+                    "inputs": _rename(inputs, renamed),
+                    "output": output,
+                    "generators_after": after,
+                }
             (self.folder / f"{lesson}.json").write_text(
                 json.dumps(entries, indent=0, sort_keys=True) + "\n"
             )
             np.savez_compressed(self.folder / f"{lesson}.npz", **arrays)
+
+
+def _rename(tree: Any, names: dict[str, str]) -> Any:
+    if isinstance(tree, list):
+        return [_rename(v, names) for v in tree]
+    if isinstance(tree, dict):
+        if "$a" in tree:
+            return {"$a": names[tree["$a"]]}
+        return {k: _rename(v, names) for k, v in tree.items()}
+    return tree
 
 
 @functools.cache
@@ -278,6 +351,9 @@ class _Fixtures:
             ) from None
         if npz not in self.arrays:
             self.arrays[npz] = np.load(npz, allow_pickle=False)
+        after = entry.get("generators_after", [])
+        for g, state in zip(_generators(args, kwargs), after, strict=True):
+            g.bit_generator.state = state  # drawn as the reference drew
         return from_tree(entry["output"], self.arrays[npz])
 
 
