@@ -10,14 +10,13 @@ the encoder knows positions, and `translate` searches over the decoder's
 own predictions. Last, the model is trained on the embedded corpus in the
 worker, which returns its translations of held-out sources; the judge
 computes their BLEU itself (k = 2) against references only it holds:
-pairs of the corpus's grammar drawn afresh for each grade, judge-side,
-that occur in neither split of m2t_data (which the worker can read), so
-no lookup answers them.
+pairs of the corpus's grammar drawn judge-side from the grade's seed
+(fresh for each `m2t grade --submission`), in neither split of m2t_data
+(which the worker can read), so no lookup answers them.
 """
 
 from __future__ import annotations
 
-import secrets
 from pathlib import Path
 
 import numpy as np
@@ -336,11 +335,12 @@ def run_capstone(m, modules, sources):
 
 
 @pytest.mark.points(12)
-def test_trains_to_held_out_bleu(parts_ok):
+def test_trains_to_held_out_bleu(parts_ok, rng):
     parts_ok()
-    # Drawn here, in the judge, for this grade: the worker gets the sources
+    # Drawn here, in the judge, from the grade's seed (public for `m2t
+    # grade`, fresh for each `--submission`): the worker gets the sources
     # only, and no split of m2t_data holds these pairs.
-    draw = secrets.randbits(32)
+    draw = int(rng.integers(2**31))
     held_out = m2t_data.unseen_translation_pairs(HELD_OUT, draw)
     sources = [s for s, _ in held_out]
     got = run_capstone(MODULES, sources)
