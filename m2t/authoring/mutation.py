@@ -410,25 +410,37 @@ def _listed(block: str) -> list[tuple[Mutant, str]]:
     return found
 
 
-def reclassify(text: str) -> str:
+def reclassify(text: str, regrade: bool = False) -> str:
     """docs/mutation.md with every listed survivor that equivalent.toml now
-    names moved to the equivalents, with its reason (nothing is graded:
-    the killed stay killed; a check added since needs a rerun)."""
+    names moved to the equivalents, with its reason. With `regrade`, each
+    listed survivor is first graded again (a check added since may kill
+    it); the killed stay killed either way."""
     known = equivalents()
-    modules = {x.tag: x.module for x in curriculum.lessons()}
+    lessons = {x.tag: x for x in curriculum.lessons()}
     results = []
     for tag, body in _sections(text).items():
         figures = _FIGURES.search(body)
-        if not figures:
+        if not figures or tag not in lessons:
             continue
-        total, killed, seconds = map(int, figures.groups())
-        reasons = known.get(modules.get(tag, ""), {})
-        result = Result(tag, total, killed, seconds=float(seconds))
+        lesson = lessons[tag]
+        total, killed_before, seconds = map(int, figures.groups())
+        reasons = known.get(lesson.module, {})
+        result = Result(tag, total, killed_before, seconds=float(seconds))
         survivors, _, equivalent = body.partition("Equivalent:")
         for mutant, reason in _listed(equivalent):
             known_reason = reason_for(mutant, reasons) or reason
             result.equivalent.append((mutant, known_reason))
+        current = []
+        if regrade and _listed(survivors):
+            path = ROOT / "solutions" / f"{lesson.module}.py"
+            current = mutants(path.read_text(encoding="utf-8"))
         for mutant, _ in _listed(survivors):
+            same = [m for m in current if m.key == mutant.key]
+            same.sort(key=lambda m: abs(m.line - mutant.line))
+            if same and killed(lesson, same[0].source):
+                result.killed += 1
+                continue
+            mutant = same[0] if same else mutant
             if reason_for(mutant, reasons):
                 result.equivalent.append((mutant, reason_for(mutant, reasons)))
             else:

@@ -119,8 +119,12 @@ def cmd_mutation(args: argparse.Namespace) -> int:
     from m2t.authoring import mutation
 
     out = Path(args.markdown) if args.markdown else mutation.MARKDOWN
-    if args.reclassify:
-        out.write_text(mutation.reclassify(out.read_text()), encoding="utf-8")
+    if args.reclassify or args.survivors:
+        from m2t.console import quiet_native_stderr
+
+        with quiet_native_stderr(True):
+            text = mutation.reclassify(out.read_text(), regrade=args.survivors)
+        out.write_text(text, encoding="utf-8")
         print(f"wrote {out}")
         return 0
     return mutation.command(args.lessons, out)
@@ -241,6 +245,12 @@ def _mutation(sub: argparse._SubParsersAction, text: str) -> None:
         action="store_true",
         help="grade nothing: move the listed survivors that "
         "solutions/mutants/equivalent.toml now names to the equivalents",
+    )
+    mut.add_argument(
+        "--survivors",
+        action="store_true",
+        help="grade only the survivors listed in the markdown again (after "
+        "adding checks), then --reclassify",
     )
     mut.set_defaults(func=cmd_mutation)
 
