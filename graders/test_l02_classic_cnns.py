@@ -207,8 +207,8 @@ SEED_TABLES = {"alexnet": ALEXNET_TABLE, "vgg": VGG_TABLE, "nin": NIN_TABLE}
 # Narrow versions: the student's functions with small widths.
 NARROW = {
     "alexnet": (
-        {"num_classes": 5, "widths": (4, 6, 8, 8, 6), "num_hiddens": 12},
-        lambda m=None: alexnet_spec((4, 6, 8, 8, 6), 12, 5, m),
+        {"num_classes": 5, "widths": (4, 6, 8, 10, 6), "num_hiddens": 12},
+        lambda m=None: alexnet_spec((4, 6, 8, 10, 6), 12, 5, m),
     ),
     "vgg": (
         {"conv_arch": ((1, 4), (2, 6)), "num_classes": 5, "num_hiddens": 8},

@@ -430,14 +430,14 @@ def reclassify(text: str, regrade: bool = False) -> str:
         for mutant, reason in _listed(equivalent):
             known_reason = reason_for(mutant, reasons) or reason
             result.equivalent.append((mutant, known_reason))
-        current = []
-        if regrade and _listed(survivors):
+        current = []  # the solution's mutants now (their `follows`)
+        if _listed(survivors):
             path = ROOT / "solutions" / f"{lesson.module}.py"
             current = mutants(path.read_text(encoding="utf-8"))
         for mutant, _ in _listed(survivors):
             same = [m for m in current if m.key == mutant.key]
             same.sort(key=lambda m: abs(m.line - mutant.line))
-            if same and killed(lesson, same[0].source):
+            if regrade and same and killed(lesson, same[0].source):
                 result.killed += 1
                 continue
             mutant = same[0] if same else mutant
