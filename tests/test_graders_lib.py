@@ -144,7 +144,15 @@ def test_mistake_outputs_picks_the_part_and_skips_a_harmless_mistake():
         skip_right=True,
     )
     assert diagnose(zero, skipped) is None
-    kept = mistake_outputs(_reference, zero, mistakes=(DOUBLED,), part=1)
+    assert (
+        diagnose(
+            zero, mistake_outputs(_reference, zero, mistakes=(DOUBLED,), part=1)
+        )
+        is None
+    )  # skip_right is the default
+    kept = mistake_outputs(
+        _reference, zero, mistakes=(DOUBLED,), part=1, skip_right=False
+    )
     assert diagnose(zero, kept) is DOUBLED
 
 
