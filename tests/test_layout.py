@@ -284,3 +284,54 @@ def test_the_settings_rule_catches_a_planted_copy(tmp_path):
         "or quiet_env()",
         "m2t/a.py:1: import tomllib: use `from m2t.settings import tomllib`",
     ]
+
+
+MAX_LINES = 500
+"""The most lines a module of the project may have, but for LARGE."""
+LARGE = {
+    "solutions/l??_*.py": "one lesson, one file: a lesson's layers are read "
+    "in order beside its notes, and its skeleton is cut from it",
+    "lessons/l??_*.py": "generated from the lesson's solution file",
+    "graders/test_l??_*.py": "one grader per lesson, beside its lesson "
+    "(pytest graders/test_lNN_*.py is how a student runs it)",
+    "benchmarks/cases.py": "each timed pair, ours beside Keras's, in one "
+    "table of builders",
+}
+"""Files allowed past MAX_LINES, each with the reason (CONTRIBUTING says
+the same)."""
+
+
+def oversized(root: Path) -> list[str]:
+    """`path: N lines` for every module of the project over MAX_LINES that
+    no LARGE pattern covers (tests/ is a suite of checks, not a module
+    anyone imports: it is not counted)."""
+    found = []
+    for folder in (
+        "m2t",
+        "graders",
+        "m2t_data",
+        "training",
+        "benchmarks",
+        "solutions",
+        "lessons",
+    ):
+        for path in sources(root, folder):
+            rel = path.relative_to(root)
+            if any(rel.match(pattern) for pattern in LARGE):
+                continue
+            count = len(path.read_text(encoding="utf-8").splitlines())
+            if count > MAX_LINES:
+                found.append(f"{rel.as_posix()}: {count} lines")
+    return found
+
+
+def test_no_module_is_larger_than_its_reason():
+    assert oversized(ROOT) == []
+
+
+def test_the_size_rule_catches_a_planted_module(tmp_path):
+    (tmp_path / "m2t").mkdir()
+    (tmp_path / "m2t" / "big.py").write_text("x = 1\n" * (MAX_LINES + 1))
+    (tmp_path / "solutions").mkdir()
+    (tmp_path / "solutions" / "l99_demo.py").write_text("x = 1\n" * 900)
+    assert oversized(tmp_path) == [f"m2t/big.py: {MAX_LINES + 1} lines"]
