@@ -189,11 +189,7 @@ def _release(course, out):
     return subprocess.run(
         [sys.executable, "-m", "m2t", "release", "--out", str(out)],
         cwd=course,  # the copy's m2t, with the copy as its course folder
-        env={
-            **os.environ,
-            "M2T_ROOT": str(course),
-            "TF_CPP_MIN_LOG_LEVEL": "3",
-        },
+        env=settings.quiet_env({**os.environ, "M2T_ROOT": str(course)}),
         capture_output=True,
         text=True,
         timeout=300,
