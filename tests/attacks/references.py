@@ -58,16 +58,16 @@ def _oracle(accept, *args):
 
 
 def _is_array(shape):
-    return (
-        lambda out: isinstance(out, _np.ndarray)
+    return lambda out: (
+        isinstance(out, _np.ndarray)
         and out.shape == shape
         and out.dtype.kind == "f"
     )
 
 
 def _is_pair(first, second):
-    return (
-        lambda out: isinstance(out, tuple)
+    return lambda out: (
+        isinstance(out, tuple)
         and len(out) == 2
         and _is_array(first)(_np.asarray(out[0]))
         and _is_array(second)(_np.asarray(out[1]))
