@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from m2t import settings
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # The suite reads m2t in English, whatever the machine's locale or a
@@ -20,7 +22,7 @@ def run_m2t(
     *args: str, cwd: Path = ROOT, timeout: float = 1500
 ) -> subprocess.CompletedProcess:
     """Run the `m2t` command line in a fresh process (as a user would)."""
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONHASHSEED": "0"}
+    env = settings.quiet_env({**os.environ, "PYTHONHASHSEED": "0"})
     return subprocess.run(
         [sys.executable, "-m", "m2t", *args],
         cwd=cwd,
