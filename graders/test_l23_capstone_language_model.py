@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 import m2t_data
+from graders.lib.capstone import parts_verdict
 from graders.lib.fixtures import reference
 from graders.lib.judge import CheckFailed
 from graders.lib.judge import Mistake
@@ -117,18 +118,9 @@ _BY_NAME = {m.name: m for m in MISTAKES}
 
 @pytest.fixture(scope="module")
 def parts_ok(request):
-    """Grades the parts once per grade; each capstone check raises the same
-    verdict when one of them fails."""
-    problem = _parts.first_problem(_parts.grade(request.config, PARTS), PARTS)
-
-    def check() -> None:
-        if problem is None:
-            return
-        if problem.status == "not_started":
-            raise NotStarted(problem.message)
-        raise CheckFailed(problem.message)
-
-    return check
+    """Grades the parts once per grade; each capstone check raises the
+    same verdict when one of them fails."""
+    return parts_verdict(request.config, PARTS)
 
 
 @pytest.mark.points(3)

@@ -23,14 +23,13 @@ import numpy as np
 import pytest
 
 import m2t_data
-from graders.lib.judge import CheckFailed
+from graders.lib.capstone import parts_verdict
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect_shape
 from graders.lib.judge import fail
 from m2t.grading import impl as _impl
 from m2t.grading import parts as _part_checks
 from m2t.grading.probe import Lesson
-from m2t.grading.probe import NotStarted
 from m2t.questions.experiments import bleu
 
 lesson = Lesson("l24_capstone_transformer")
@@ -122,18 +121,7 @@ _BY_NAME = {m.name: m for m in MISTAKES}
 def parts_ok(request):
     """Grades the parts once per grade; each capstone check raises the
     same verdict when one of them fails."""
-    problem = _part_checks.first_problem(
-        _part_checks.grade(request.config, PARTS), PARTS
-    )
-
-    def check() -> None:
-        if problem is None:
-            return
-        if problem.status == "not_started":
-            raise NotStarted(problem.message)
-        raise CheckFailed(problem.message)
-
-    return check
+    return parts_verdict(request.config, PARTS)
 
 
 @pytest.mark.points(4)

@@ -25,6 +25,8 @@ Judge side (runs in the grader, never touches student code):
   parameter formulas, an architecture's layer table from the formulas
   (`simulate`) and its forward pass (lessons 02-04).
 * `cnn_judge`: `expect_network_table`, `expect_table`, `expect_loss_falls`.
+* `capstone`: `parts_verdict`, the capstones' verdict on the student's
+  own parts (each graded by its own grader).
 * `data`: small generated inputs (`text_batches`, `toy_images`).
 
 Probe side (runs the student's code, returns plain numbers and arrays):

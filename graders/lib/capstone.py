@@ -1,0 +1,36 @@
+"""What both capstones share: the verdict on the student's own parts.
+
+A capstone composes the parts of earlier lessons (DESIGN principle 3), so
+before it trains anything it grades each part with that part's own grader
+(`m2t.grading.parts`) and every capstone check starts from that verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from collections.abc import Sequence
+
+import pytest
+
+from graders.lib.judge import CheckFailed
+from m2t.grading import parts
+from m2t.grading.probe import NotStarted
+
+
+def parts_verdict(
+    config: pytest.Config, wanted: Sequence[parts.Part]
+) -> Callable[[], None]:
+    """Grade `wanted` once (or reuse this grade's results for them) and give
+    back a check that raises the first failing part's verdict: NotStarted
+    for a part not started, CheckFailed naming the lesson otherwise; it
+    returns None when every part passes."""
+    problem = parts.first_problem(parts.grade(config, wanted), wanted)
+
+    def check() -> None:
+        if problem is None:
+            return
+        if problem.status == "not_started":
+            raise NotStarted(problem.message)
+        raise CheckFailed(problem.message)
+
+    return check
