@@ -26,6 +26,7 @@ from graders.lib.cnn_judge import expect_loss_falls
 from graders.lib.cnn_judge import expect_network_table
 from graders.lib.cnn_probes import layer_table
 from graders.lib.cnn_probes import train_steps
+from graders.lib.cnn_probes import transfer
 from graders.lib.cnn_probes import transfer_named
 from graders.lib.cnn_references import BN_ROLES
 from graders.lib.cnn_references import avg_pool
@@ -33,6 +34,7 @@ from graders.lib.cnn_references import batch_norm
 from graders.lib.cnn_references import bn_params
 from graders.lib.cnn_references import conv2d
 from graders.lib.cnn_references import conv_params
+from graders.lib.cnn_references import max_pool
 from graders.lib.cnn_references import random_weight
 from graders.lib.cnn_references import relu
 from graders.lib.cnn_references import simulate
@@ -55,6 +57,9 @@ from m2t.grading.probe import Lesson
 lesson = Lesson("l04_densenet")
 DENSENET_INPUT = (1, 96, 96, 1)
 X_SHAPE = (2, 6, 5, 3)
+STEM_CHANNELS = 4
+STEM_INPUT = (2, 13, 10, 1)
+"""(B, H, W, 1): the stem halves H and W twice, (2, 13, 10) -> (2, 4, 3)."""
 
 # d2l's DenseNet on (1, 96, 96, 1), channels-last (the seed names DenseNet
 # without printing its table; this is what d2l's network gives).
@@ -111,6 +116,15 @@ def ref_conv_block(x, w, training, mistake=None):
         return relu(batch_norm(y, *w["bn"], training=training))
     y = relu(batch_norm(x, *w["bn"], training=training))
     return conv2d(y, *w["conv"], 1, "same")
+
+
+@reference
+def ref_stem(x, kernel, bias, bn):
+    """densenet()'s stem on x (B, H, W, 1) in inference: 7x7 convolution
+    with stride 2, batch norm with the moving statistics `bn` (gamma, beta,
+    mean, var), ReLU, 3x3 max-pooling with stride 2 ('same' throughout)."""
+    y = conv2d(x, kernel, bias, 2, "same")
+    return max_pool(relu(batch_norm(y, *bn)), 3, 2, "same")
 
 
 @reference
@@ -210,6 +224,18 @@ def run_block(m, kind, args, x, weights, training):
         block(x, training=False)  # build
         used = transfer_named(block, weights)
     return block(x, training=training), used
+
+
+@lesson.probe
+def run_stem(m, x, weights):
+    """The first layer of densenet(num_channels=STEM_CHANNELS) on x in
+    inference, with the judge's weights put in its weights in order (conv
+    kernel and bias, then batch norm's gamma, beta, moving mean and
+    variance); returns (output, the weights it ended up with)."""
+    stem = m.densenet(num_channels=STEM_CHANNELS).layers[0]
+    stem(x, training=False)  # build
+    used = transfer(stem, weights)
+    return stem(x, training=False), used
 
 
 @lesson.probe
@@ -401,6 +427,29 @@ def test_densenet_layer_table():
                 densenet_spec(mistake=KEEPS_CHANNELS), DENSENET_INPUT
             )[0]
         },
+    )
+
+
+def test_densenet_stem_matches_reference(rng):
+    """The stem's values, not only its shape: a pooling window of 2 or 4
+    with stride 2 gives the table's shapes too."""
+    x = rng.standard_normal(STEM_INPUT).astype("float32")
+    kernel = random_weight((7, 7, 1, STEM_CHANNELS), "kernel", rng)
+    bias = random_weight((STEM_CHANNELS,), "bias", rng)
+    bn = [random_weight((STEM_CHANNELS,), role, rng) for role in BN_ROLES]
+    out, used = run_stem(x, [kernel, bias, *bn])
+    expect_shape(
+        [np.shape(w) for w in used],
+        [np.shape(w) for w in (kernel, bias, *bn)],
+        "the stem's weights (conv kernel, bias; batch norm's gamma, beta, "
+        "moving mean, moving variance)",
+    )
+    expect_close(
+        out,
+        ref_stem(x, kernel, bias, bn),
+        "densenet()'s stem (its first layer) in inference",
+        hint="7x7 convolution with stride 2, batch norm, ReLU, then max "
+        "pooling over 3x3 windows with stride 2, all with padding 'same'.",
     )
 
 
