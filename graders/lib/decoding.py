@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from graders.lib.messages import say
+
 Table = Mapping[tuple[int, ...], Sequence[float]]
 """History (the ids fed so far) -> the next token's probabilities (V,)."""
 
@@ -188,22 +190,19 @@ def fed_histories(
 
     for step, call in enumerate(calls, start=1):
         if call["training"]:
-            return (
-                f"step {step} called model.decoder with training=True: "
-                "decoding runs in inference mode (training=False)."
-            )
+            return say("decoding.training", step=step)
         if step > len(expected):
             break
         for row, (seen, want) in enumerate(
             zip(call["seen"], expected[step - 1], strict=False)
         ):
             if list(seen) != list(want):
-                return (
-                    f"at step {step} the decoder had been fed "
-                    f"[{spell(seen)}] for row {row} (its cache, then the new "
-                    f"token), expected [{spell(want)}]: each step feeds the "
-                    "previous step's token with the cache the decoder "
-                    "returned."
+                return say(
+                    "decoding.fed",
+                    step=step,
+                    seen=spell(seen),
+                    row=row,
+                    want=spell(want),
                 )
     return None
 
@@ -227,15 +226,21 @@ def same_as_full_pass(full: Any, axis: int = 1, atol: float = 1e-5):
             return None
         first = int(np.argmax(per_step))
         worst = gap.max(axis=other)
-        agree = {0: "", 1: "agrees at position 0, "}.get(
-            first, f"agrees at positions 0..{first - 1}, "
+        agree = (
+            ""
+            if first == 0
+            else say("decoding.agrees_at", position=0)
+            if first == 1
+            else say("decoding.agrees_up_to", last=first - 1)
         )
-        return (
-            f"the step-by-step pass {agree}first departs from the full pass "
-            f"at position {first} (of {len(per_step)}), by up to "
-            f"{worst[first]:.3g}; {int(per_step.sum())} positions differ, "
-            f"the largest by {worst.max():.3g}: what each step passes on "
-            "(the cache or the state) is not what the full pass computes."
+        return say(
+            "decoding.departs",
+            agree=agree,
+            first=first,
+            steps=len(per_step),
+            by=f"{worst[first]:.3g}",
+            count=int(per_step.sum()),
+            largest=f"{worst.max():.3g}",
         )
 
     return check
