@@ -19,10 +19,12 @@ os.environ["M2T_LANG"] = "en"
 
 
 def run_m2t(
-    *args: str, cwd: Path = ROOT, timeout: float = 1500
+    *args: str, cwd: Path = ROOT, timeout: float = 1500, lang: str = "en"
 ) -> subprocess.CompletedProcess:
-    """Run the `m2t` command line in a fresh process (as a user would)."""
-    env = settings.quiet_env({**os.environ, "PYTHONHASHSEED": "0"})
+    """Run the `m2t` command line in a fresh process (as a user would),
+    speaking `lang`."""
+    env = {**os.environ, "PYTHONHASHSEED": "0", "M2T_LANG": lang}
+    env = settings.quiet_env(env)
     return subprocess.run(
         [sys.executable, "-m", "m2t", *args],
         cwd=cwd,

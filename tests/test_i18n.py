@@ -1,9 +1,11 @@
 """The course in two languages: which language a run speaks, the catalogues
 (every English text has its Chinese, with the same fields), and what a
 student reads with M2T_LANG=zh (`m2t hint`, `list`, `progress`, `grade` on
-the skeleton and on each catalogued mistake of lessons 01, 21, 05, 09, 10,
-11, 15 and 16, `watch` in a terminal): Chinese, with no English sentence left
-but code, paths and numbers."""
+the skeleton of every lesson whose grader speaks Chinese, `watch` in a
+terminal): Chinese, with no English sentence left but code, paths and
+numbers. Which graders speak Chinese, and the detector: tests/english.py;
+each catalogued mistake of those lessons is graded in Chinese by
+tests/test_mutants.py."""
 
 from __future__ import annotations
 
@@ -26,9 +28,11 @@ from m2t import i18n
 from m2t import settings
 from m2t.authoring import gradescope
 from m2t.authoring import make_lessons
-from m2t.authoring import mutants
 from m2t.settings import tomllib
 from m2t.student import hints
+from tests.english import chinese_graders
+from tests.english import english_sentences
+from tests.english import no_english as _no_english
 from tests.test_student_loop import ENV
 from tests.test_student_loop import L16
 from tests.test_student_loop import repo  # noqa: F401  (the fixture)
@@ -60,46 +64,14 @@ CATALOGUES = {
     "m2t/messages": i18n.MESSAGES,
     "graders/messages": i18n.Catalogue(ROOT / "graders" / "messages"),
 }
-CHINESE_GRADERS = [
-    curriculum.find(x) for x in ("01", "21", "05", "09", "10", "11", "15", "16")
-]
-"""The lessons whose graders speak Chinese through and through (the others'
-own check messages are English still)."""
+CHINESE_GRADERS = chinese_graders()
+"""The lessons whose graders speak Chinese through and through (off
+tests/english.py's STILL_ENGLISH)."""
 ONLY_ZH = ("lesson_titles.",)
 """Keys of zh.toml with no English twin: the titles are curriculum.toml's."""
 
 
 # ------------------------------------------------ the English detector
-_WIDE = re.compile(r"[\u2e80-\uffef]+")
-_CODE = re.compile(r"`[^`]*`|「[^」]*」")
-"""Code, and what the student's code raised, quoted (probe.raised_detail):
-TensorFlow's own words are not ours to translate."""
-_WORD = re.compile(r"[A-Za-z][a-z]+")
-_EDGES = "()[]{}<>\"',.;:!?"
-_NUMBERS = {"inf", "nan", "Inf", "NaN"}  # how NumPy writes some floats
-
-
-def english_sentences(text: str) -> list[str]:
-    """The English left in `text`: each run of two or more English words
-    in a row, a word being letters only, at least two of them, lower case
-    after the first (so identifiers, CamelCase classes, TODO, paths, shapes
-    and numbers, inf and nan too, are not words). Code in backticks and an exception's own
-    message in 「」 are left out, and Chinese characters end a run."""
-    found = []
-    for line in text.splitlines():
-        for segment in _WIDE.split(_CODE.sub(" ", line)):
-            run: list[str] = []
-            for token in [*segment.split(), ""]:
-                word = token.strip(_EDGES)
-                if _WORD.fullmatch(word) and word not in _NUMBERS:
-                    run.append(token)
-                    continue
-                if len(run) >= 2:
-                    found.append(" ".join(run))
-                run = []
-    return found
-
-
 def test_the_detector_finds_an_english_sentence_and_passes_chinese():
     english = (
         "  [todo] l16 masked_softmax: not started (TODO at "
@@ -120,11 +92,9 @@ def test_the_detector_finds_an_english_sentence_and_passes_chinese():
     raised = "l09：你的代码抛出了 InvalidArgumentError：「Incompatible shapes」"
     assert english_sentences(raised) == []
     assert english_sentences("得到 [inf, inf, 0.25, nan]，期望 [1.0]") == []
-
-
-def _no_english(text: str) -> None:
-    left = english_sentences(text)
-    assert not left, f"English left: {left}\n{text}"
+    tokens = "tokenize(lines, 'word') 得到 [['the', 'cat', 'sat'], ['a']]"
+    assert english_sentences(tokens) == []  # string values are data
+    assert english_sentences('得到 "the cat sat"') == ['"the cat sat"']
 
 
 # ------------------------------------------------------ the language
@@ -331,23 +301,31 @@ def test_reset_in_chinese(repo):  # noqa: F811
     _no_english(out.stdout + again.stdout)
 
 
-def _grade_in_chinese(folder, lesson: str = "16") -> str:
+def _grade_in_chinese(folder, *lessons: str) -> str:
     from m2t.cli import main
 
     out = io.StringIO()
     with i18n.using("zh"), contextlib.redirect_stdout(out):
-        main(["grade", lesson, "--impl", str(folder)])
+        main(["grade", *lessons, "--impl", str(folder)])
     return out.getvalue()
 
 
-@pytest.mark.parametrize("lesson", CHINESE_GRADERS, ids=lambda x: x.tag)
-def test_grade_on_the_skeleton_in_chinese(tmp_path, lesson):
-    skeleton = make_lessons.cut(
-        lesson.reference.read_text(encoding="utf-8"), lesson.filename
-    )
-    (tmp_path / lesson.filename).write_text(skeleton, encoding="utf-8")
-    out = _grade_in_chinese(tmp_path, lesson.id)
-    assert "未开始（TODO 位于 " in out and "得分 0/" in out, out
+def test_grade_on_the_skeletons_in_chinese(tmp_path):
+    """Every skeleton of a lesson whose grader speaks Chinese, in one
+    `m2t grade`: each lesson not started, 0 points, no English."""
+    assert CHINESE_GRADERS, "tests/english.py: no lesson speaks Chinese"
+    for lesson in CHINESE_GRADERS:
+        skeleton = make_lessons.cut(
+            lesson.reference.read_text(encoding="utf-8"), lesson.filename
+        )
+        (tmp_path / lesson.filename).write_text(skeleton, encoding="utf-8")
+    out = _grade_in_chinese(tmp_path, *(x.id for x in CHINESE_GRADERS))
+    for lesson in CHINESE_GRADERS:
+        tag = re.escape(lesson.tag)
+        row = re.search(rf"^{tag}\s+0/\d+\s+0/\d+\s", out, re.MULTILINE)
+        todo = re.search(rf"\[待做\] {tag} \S+：未开始（TODO 位于 ", out)
+        assert row and todo, f"{lesson.tag} not graded as not started:\n{out}"
+    assert "得分 0/" in out, out
     _no_english(out)
 
 
@@ -357,25 +335,6 @@ def test_grade_of_the_question_list_in_chinese(tmp_path):
     (tmp_path / "answers.toml").write_text(questions.template())
     out = _grade_in_chinese(tmp_path, "questions")
     assert "道尚未作答" in out and "问题清单" in out, out
-    _no_english(out)
-
-
-@pytest.mark.parametrize(
-    "lesson, name",
-    [
-        (x, name)
-        for x in CHINESE_GRADERS
-        for name in mutants.catalogue(x.module)
-    ],
-    ids=lambda x: getattr(x, "tag", x),
-)
-def test_grade_names_each_catalogued_mistake_in_chinese(tmp_path, lesson, name):
-    source = lesson.reference.read_text(encoding="utf-8")
-    replacements = mutants.catalogue(lesson.module)[name]
-    text = mutants.mutate(source, replacements, name)
-    (tmp_path / lesson.filename).write_text(text, encoding="utf-8")
-    out = _grade_in_chinese(tmp_path, lesson.id)
-    assert f"可能的错误 [{name}]：" in out, out
     _no_english(out)
 
 

@@ -1,11 +1,20 @@
 """Every known mistake (solutions/mutants/*.toml) is caught by its lesson's
-grader and diagnosed by name; docs/mistakes.md lists them as they are."""
+grader and diagnosed by name; docs/mistakes.md lists them as they are.
+
+A lesson whose grader speaks Chinese (off tests/english.py's STILL_ENGLISH)
+has its mutants graded in Chinese: the same failing checks, the same names
+diagnosed ("可能的错误 [name]"), and no English sentence in any failing
+check's message."""
+
+import json
 
 import pytest
 
 from m2t import ROOT
 from m2t import curriculum
 from m2t.authoring import mutants
+from tests.english import english_sentences
+from tests.english import speaks_chinese
 
 WITH_MUTANTS = [
     lesson
@@ -17,9 +26,18 @@ WITH_MUTANTS = [
 @pytest.mark.parametrize(
     "lesson", WITH_MUTANTS, ids=[lesson.tag for lesson in WITH_MUTANTS]
 )
-def test_every_mutant_is_caught_and_diagnosed(m2t, lesson):
-    result = m2t("mutants", lesson.tag)
+def test_every_mutant_is_caught_and_diagnosed(m2t, lesson, tmp_path):
+    lang = "zh" if speaks_chinese(lesson) else "en"
+    outcomes = tmp_path / "outcomes.json"
+    result = m2t("mutants", lesson.tag, "--json", str(outcomes), lang=lang)
     assert result.returncode == 0, result.stdout + result.stderr
+    if lang == "zh":
+        english = {
+            o["mistake"]: left
+            for o in json.loads(outcomes.read_text(encoding="utf-8"))
+            if (left := english_sentences("\n".join(o["messages"])))
+        }
+        assert not english, f"English in the failing checks: {english}"
     rows = [
         line
         for line in result.stdout.splitlines()

@@ -10,7 +10,8 @@ that mistake (a *mutant*):
 
 The same names are the `Mistake`s the lesson's grader diagnoses. A mutant is
 *caught* when at least one check fails, and *diagnosed* when a failing check
-leads with "Likely mistake [<its name>]".
+leads with "Likely mistake [<its name>]" ("可能的错误 [<its name>]" in
+Chinese: `m2t.grading.classreport.diagnosed` reads both).
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ class Outcome:
     caught: bool
     diagnosed_as: list[str]
     failing_checks: int
+    messages: list[str] = dataclasses.field(default_factory=list)
+    """The failing checks' messages, as the student reads them."""
 
     @property
     def ok(self) -> bool:
@@ -104,7 +107,14 @@ def run(
             failing = [c for c in result.checks if c.status != "passed"]
             names = sorted({m for c in failing for m in diagnosed(c.message)})
             outcomes.append(
-                Outcome(lesson.tag, name, bool(failing), names, len(failing))
+                Outcome(
+                    lesson.tag,
+                    name,
+                    bool(failing),
+                    names,
+                    len(failing),
+                    [c.message for c in failing],
+                )
             )
     return outcomes
 

@@ -17,7 +17,9 @@ working.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
+import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -110,6 +112,11 @@ def cmd_mutants(args: argparse.Namespace) -> int:
     if args.markdown:
         Path(args.markdown).write_text(
             mutants.MARKDOWN_HEADER + table, encoding="utf-8"
+        )
+    if args.json:
+        rows = [dataclasses.asdict(o) for o in outcomes]
+        Path(args.json).write_text(
+            json.dumps(rows, ensure_ascii=False, indent=1), encoding="utf-8"
         )
     return 0 if all(o.ok for o in outcomes) else 1
 
@@ -233,6 +240,12 @@ def _mutants(sub: argparse._SubParsersAction, text: str) -> None:
     mut = sub.add_parser("mutants", help=text)
     mut.add_argument("lessons", nargs="*")
     mut.add_argument("--markdown", help="also write the table to this file")
+    mut.add_argument(
+        "--json",
+        metavar="PATH",
+        help="also write each mutant's outcome, the failing checks' "
+        "messages included, to this file",
+    )
     mut.set_defaults(func=cmd_mutants)
 
 
