@@ -26,6 +26,7 @@ import pytest
 
 from graders.lib.cnn_judge import expect_loss_falls
 from graders.lib.cnn_judge import expect_network_table
+from graders.lib.cnn_probes import first_layer_output
 from graders.lib.cnn_probes import layer_table
 from graders.lib.cnn_probes import train_steps
 from graders.lib.cnn_probes import transfer_named
@@ -34,31 +35,38 @@ from graders.lib.cnn_references import batch_norm
 from graders.lib.cnn_references import bn_params
 from graders.lib.cnn_references import conv2d
 from graders.lib.cnn_references import conv_params
+from graders.lib.cnn_references import forward
+from graders.lib.cnn_references import init_weights
 from graders.lib.cnn_references import max_pool
 from graders.lib.cnn_references import random_weight
 from graders.lib.cnn_references import relu
 from graders.lib.cnn_references import simulate
+from graders.lib.contract import centred_differences
 from graders.lib.contract import expect_computes_in
+from graders.lib.contract import expect_gradient
 from graders.lib.contract import expect_layer_contract
 from graders.lib.contract import expect_value_errors
 from graders.lib.data import toy_images
 from graders.lib.fixtures import reference
 from graders.lib.judge import Mistake
-from graders.lib.judge import expect_close
 from graders.lib.judge import expect_count
 from graders.lib.judge import expect_reference
 from graders.lib.judge import expect_shape
 from graders.lib.judge import memo
 from graders.lib.probes import layer_contract
 from graders.lib.probes import layers_off_dtype
+from graders.lib.probes import tape_gradient
 from graders.lib.probes import value_errors
-from graders.lib.probes import weighted_sum_gradient
 from graders.lib.tolerances import GRAD
 from m2t.grading.probe import Lesson
 
 lesson = Lesson("l03_inception_resnet")
 GOOGLENET_INPUT = (1, 96, 96, 1)
 RESNET_INPUT = (1, 224, 224, 1)
+STEM_INPUT = (2, 13, 10, 1)
+"""(B, H, W, 1): b1 halves H and W twice, (2, 13, 10) -> (2, 4, 3)."""
+STEM_WIDTHS = (4, 8, 8, 8)
+"""resnet18(widths=STEM_WIDTHS): a narrow b1 for its values."""
 
 # ------------------------------------------------- the seed's tables (NHWC)
 # seeds/004, channels-last; ResNet's AdaptiveAvgPool2d + Flatten is one
@@ -170,6 +178,16 @@ def ref_residual(x, w, strides, training, mistake=None):
     if mistake is RELU_BEFORE_ADD:
         return relu(Y) + shortcut
     return relu(Y + shortcut)
+
+
+@reference
+def ref_residual_gradient(x, w, strides, probe_weights):
+    """d sum(out * probe_weights) / d(inputs) of the float64 block in
+    inference (training=False): centred differences, of x's shape."""
+    return centred_differences(
+        lambda v: np.sum(ref_residual(v, w, strides, False) * probe_weights),
+        x,
+    )
 
 
 def inception_weights(c_in, c1, c2, c3, c4, rng):
@@ -349,11 +367,30 @@ def run_residual_dtypes(m, x):
 
 
 @lesson.probe
-def run_residual_gradient(m, args, x, probe_weights):
+def run_residual_gradient(m, args, x, weights, probe_weights):
+    """The tape gradient of sum(out * probe_weights) by the inputs, of
+    Residual(*args, dtype="float64") in inference with the judge's
+    weights."""
+    import keras
+
     block = m.Residual(*args, dtype="float64")
-    call = partial(block, training=False)
-    call(x)  # build
-    return weighted_sum_gradient(call, x, probe_weights)
+    block(x, training=False)  # build
+    transfer_named(block, weights)
+    return tape_gradient(
+        lambda v: keras.ops.sum(block(v, training=False) * probe_weights), x
+    )
+
+
+@lesson.probe
+def run_stem(m, kind, x, weights):
+    """b1, the first layer of googlenet() or resnet18(widths=STEM_WIDTHS),
+    on x in inference with the judge's weights in its weights in order;
+    returns (output, the weights it ended up with)."""
+    if kind == "googlenet":
+        model = m.googlenet()
+    else:
+        model = m.resnet18(widths=STEM_WIDTHS)
+    return first_layer_output(model, x, weights)
 
 
 @lesson.probe
@@ -522,13 +559,13 @@ def test_residual_computes_in_float64(rng):
 @pytest.mark.points(2)
 def test_residual_gradient_matches_centred_differences(rng):
     x = rng.standard_normal((1, 3, 2, 2))
+    weights = residual_weights(2, 2, False, rng)
     probe_weights = rng.standard_normal((1, 3, 2, 2))
-    analytic, numeric = run_residual_gradient((2,), x, probe_weights)
-    expect_close(
-        analytic,
-        numeric,
-        "Residual(2) on (1, 3, 2, 2): d(sum(out * P))/d(inputs) vs centred "
-        "differences (float64, training=False)",
+    expect_gradient(
+        run_residual_gradient((2,), x, weights, probe_weights),
+        ref_residual_gradient(x, weights, 1, probe_weights),
+        "Residual(2) on (1, 3, 2, 2): d(sum(out * P))/d(inputs) "
+        "(float64, training=False)",
         tol=GRAD,
     )
 
@@ -571,6 +608,32 @@ def test_resnet18_seed_layer_table():
                 mistake=FIRST_STAGE_DOWNSAMPLES
             )
         },
+    )
+
+
+STEMS = {
+    "googlenet": (googlenet_spec()[:1], "googlenet()", "b1_googlenet"),
+    "resnet18": (
+        resnet18_spec(STEM_WIDTHS)[:1],
+        f"resnet18(widths={STEM_WIDTHS})",
+        "b1_resnet18",
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", list(STEMS))
+def test_stem_matches_reference(rng, kind):
+    """b1's values, not only its shape: a pooling window of 2 or 4 with
+    stride 2 gives the tables' shapes too."""
+    spec, call, hint = STEMS[kind]
+    x = rng.standard_normal(STEM_INPUT).astype("float32")
+    out, used = run_stem(kind, x, init_weights(spec, x.shape, rng))
+    expect_reference(
+        out,
+        lambda w, mistake=None: forward(spec, x, w),
+        used,
+        f"{call}'s b1 (its first layer) on {STEM_INPUT}, training=False",
+        hint=hint,
     )
 
 

@@ -17,16 +17,14 @@ and the whole network.
 Block inputs give every axis its own size (B=2, H=6, W=5, C=3).
 """
 
-from functools import partial
-
 import numpy as np
 import pytest
 
 from graders.lib.cnn_judge import expect_loss_falls
 from graders.lib.cnn_judge import expect_network_table
+from graders.lib.cnn_probes import first_layer_output
 from graders.lib.cnn_probes import layer_table
 from graders.lib.cnn_probes import train_steps
-from graders.lib.cnn_probes import transfer
 from graders.lib.cnn_probes import transfer_named
 from graders.lib.cnn_references import BN_ROLES
 from graders.lib.cnn_references import avg_pool
@@ -34,23 +32,25 @@ from graders.lib.cnn_references import batch_norm
 from graders.lib.cnn_references import bn_params
 from graders.lib.cnn_references import conv2d
 from graders.lib.cnn_references import conv_params
-from graders.lib.cnn_references import max_pool
+from graders.lib.cnn_references import forward
+from graders.lib.cnn_references import init_weights
 from graders.lib.cnn_references import random_weight
 from graders.lib.cnn_references import relu
 from graders.lib.cnn_references import simulate
+from graders.lib.contract import centred_differences
+from graders.lib.contract import expect_gradient
 from graders.lib.contract import expect_layer_contract
 from graders.lib.contract import expect_value_errors
 from graders.lib.data import toy_images
 from graders.lib.fixtures import reference
 from graders.lib.judge import Mistake
-from graders.lib.judge import expect_close
 from graders.lib.judge import expect_count
 from graders.lib.judge import expect_reference
 from graders.lib.judge import expect_shape
 from graders.lib.judge import memo
 from graders.lib.probes import layer_contract
+from graders.lib.probes import tape_gradient
 from graders.lib.probes import value_errors
-from graders.lib.probes import weighted_sum_gradient
 from graders.lib.tolerances import GRAD
 from m2t.grading.probe import Lesson
 
@@ -119,15 +119,6 @@ def ref_conv_block(x, w, training, mistake=None):
 
 
 @reference
-def ref_stem(x, kernel, bias, bn):
-    """densenet()'s stem on x (B, H, W, 1) in inference: 7x7 convolution
-    with stride 2, batch norm with the moving statistics `bn` (gamma, beta,
-    mean, var), ReLU, 3x3 max-pooling with stride 2 ('same' throughout)."""
-    y = conv2d(x, kernel, bias, 2, "same")
-    return max_pool(relu(batch_norm(y, *bn)), 3, 2, "same")
-
-
-@reference
 def ref_dense_block(x, ws, training, mistake=None):
     """ws: one ConvBlock weight dict per block."""
     X = np.asarray(x, np.float64)
@@ -145,6 +136,15 @@ def ref_transition(x, w, training, mistake=None):
     y = relu(batch_norm(x, *w["bn"], training=training))
     y = conv2d(y, *w["conv"])
     return y if mistake is NO_POOL else avg_pool(y, 2, 2)
+
+
+@reference
+def ref_dense_block_gradient(x, ws, probe_weights):
+    """d sum(out * probe_weights) / d(inputs) of the float64 dense block in
+    inference (training=False): centred differences, of x's shape."""
+    return centred_differences(
+        lambda v: np.sum(ref_dense_block(v, ws, False) * probe_weights), x
+    )
 
 
 def block_weights(c_in, channels, k, rng):
@@ -229,13 +229,12 @@ def run_block(m, kind, args, x, weights, training):
 @lesson.probe
 def run_stem(m, x, weights):
     """The first layer of densenet(num_channels=STEM_CHANNELS) on x in
-    inference, with the judge's weights put in its weights in order (conv
+    inference, with the judge's weights in its weights in order (conv
     kernel and bias, then batch norm's gamma, beta, moving mean and
     variance); returns (output, the weights it ended up with)."""
-    stem = m.densenet(num_channels=STEM_CHANNELS).layers[0]
-    stem(x, training=False)  # build
-    used = transfer(stem, weights)
-    return stem(x, training=False), used
+    return first_layer_output(
+        m.densenet(num_channels=STEM_CHANNELS), x, weights
+    )
 
 
 @lesson.probe
@@ -245,11 +244,19 @@ def run_brief_shapes(m, x):
 
 
 @lesson.probe
-def run_gradient(m, x, probe_weights):
+def run_gradient(m, x, weights, probe_weights):
+    """The tape gradient of sum(out * probe_weights) by the inputs, of
+    DenseBlock(2, 2, dtype="float64") in inference with the judge's weights
+    (one dict per ConvBlock)."""
+    import keras
+
     block = m.DenseBlock(2, 2, dtype="float64")
-    call = partial(block, training=False)
-    call(x)  # build
-    return weighted_sum_gradient(call, x, probe_weights)
+    block(x, training=False)  # build
+    for sub, w in zip(block.conv_blocks, weights, strict=False):
+        transfer_named(sub, w)
+    return tape_gradient(
+        lambda v: keras.ops.sum(block(v, training=False) * probe_weights), x
+    )
 
 
 @lesson.probe
@@ -382,13 +389,13 @@ def test_brief_shapes(rng):
 @pytest.mark.points(2)
 def test_dense_block_gradient_matches_centred_differences(rng):
     x = rng.standard_normal((1, 3, 2, 2))
+    weights = [block_weights(2 + 2 * i, 2, 3, rng) for i in range(2)]
     probe_weights = rng.standard_normal((1, 3, 2, 6))
-    analytic, numeric = run_gradient(x, probe_weights)
-    expect_close(
-        analytic,
-        numeric,
-        "DenseBlock(2, 2) on (1, 3, 2, 2): d(sum(out * P))/d(inputs) vs "
-        "centred differences (float64, training=False)",
+    expect_gradient(
+        run_gradient(x, weights, probe_weights),
+        ref_dense_block_gradient(x, weights, probe_weights),
+        "DenseBlock(2, 2) on (1, 3, 2, 2): d(sum(out * P))/d(inputs) "
+        "(float64, training=False)",
         tol=GRAD,
     )
 
@@ -433,20 +440,13 @@ def test_densenet_layer_table():
 def test_densenet_stem_matches_reference(rng):
     """The stem's values, not only its shape: a pooling window of 2 or 4
     with stride 2 gives the table's shapes too."""
+    spec = densenet_spec(channels=STEM_CHANNELS)[:1]
     x = rng.standard_normal(STEM_INPUT).astype("float32")
-    kernel = random_weight((7, 7, 1, STEM_CHANNELS), "kernel", rng)
-    bias = random_weight((STEM_CHANNELS,), "bias", rng)
-    bn = [random_weight((STEM_CHANNELS,), role, rng) for role in BN_ROLES]
-    out, used = run_stem(x, [kernel, bias, *bn])
-    expect_shape(
-        [np.shape(w) for w in used],
-        [np.shape(w) for w in (kernel, bias, *bn)],
-        "the stem's weights (conv kernel, bias; batch norm's gamma, beta, "
-        "moving mean, moving variance)",
-    )
-    expect_close(
+    out, used = run_stem(x, init_weights(spec, x.shape, rng))
+    expect_reference(
         out,
-        ref_stem(x, kernel, bias, bn),
+        lambda w, mistake=None: forward(spec, x, w),
+        used,
         "densenet()'s stem (its first layer) in inference",
         hint="7x7 convolution with stride 2, batch norm, ReLU, then max "
         "pooling over 3x3 windows with stride 2, all with padding 'same'.",

@@ -3,7 +3,8 @@ and return plain data for the judge (`graders.lib.cnn_references`).
 
 `layer_table` (each layer's class and output shape, by shape inference
 only), `transfer` / `transfer_named` (the grader's weights into the
-student's layer), `train_steps` (a few Adam steps on one batch).
+student's layer), `first_layer_output` (a network's stem with the
+grader's weights), `train_steps` (a few Adam steps on one batch).
 """
 
 from __future__ import annotations
@@ -147,6 +148,22 @@ def transfer_named(
         if sublayer is not None:
             used[name] = transfer(sublayer, values)
     return used
+
+
+def first_layer_output(
+    model: Any, x: np.ndarray, weights: Sequence[np.ndarray]
+) -> tuple[Any, list[np.ndarray]]:
+    """The first layer of `model` (a network's stem) on x (B, H, W, C) in
+    inference, with `weights` put in its weights in order (`transfer`).
+
+    Returns:
+        (its output, the weights it ended up with), for the judge's own
+        float64 stem (`cnn_references.forward`).
+    """
+    stem = model.layers[0]
+    stem(x, training=False)  # build
+    used = transfer(stem, weights)
+    return stem(x, training=False), used
 
 
 def train_steps(
