@@ -18,6 +18,8 @@ from functools import partial
 import numpy as np
 import pytest
 
+from graders.lib.contract import centred_differences
+from graders.lib.contract import expect_gradient
 from graders.lib.contract import expect_layer_contract
 from graders.lib.contract import expect_value_errors
 from graders.lib.conventions import book_vs_course
@@ -33,8 +35,8 @@ from graders.lib.judge import expect_shape
 from graders.lib.judge import fail
 from graders.lib.judge import mistake_outputs
 from graders.lib.judge import stack_same_shape
-from graders.lib.probes import gradient_check
 from graders.lib.probes import layer_contract
+from graders.lib.probes import tape_gradient
 from graders.lib.probes import value_errors
 from graders.lib.references import bleu
 from graders.lib.references import sigmoid
@@ -217,6 +219,16 @@ def ref_decoder(Y, states, context, weights, stepwise=False, mistake=None):
     return np.concatenate(logits, axis=1), states
 
 
+@reference
+def ref_decoder_gradient(Y, states, context, weights, probe_weights):
+    """d sum(logits * probe_weights) / d(context) (B, U): centred
+    differences of the float64 `ref_decoder`."""
+    return centred_differences(
+        lambda c: np.sum(ref_decoder(Y, states, c, weights)[0] * probe_weights),
+        context,
+    )
+
+
 # ------------------------------------ float64 references: loss and BLEU
 @reference
 def ref_sequence_mask(X, valid_len, value=0.0, mistake=None):
@@ -242,6 +254,15 @@ def ref_loss(labels, logits, valid_len, mistake=None):
         with np.errstate(invalid="ignore"):
             return total / weights.sum()
     return total / max(weights.sum(), 1.0)
+
+
+@reference
+def ref_loss_gradient(labels, logits, valid_len, mistake=None):
+    """d(loss)/d(logits) (B, T, V): centred differences of the float64
+    `ref_loss`, with `mistake` or without."""
+    return centred_differences(
+        lambda z: ref_loss(labels, z, valid_len, mistake=mistake), logits
+    )
 
 
 @reference
@@ -414,15 +435,9 @@ def run_loss(m, labels, logits, valid_len):
 
 @lesson.probe
 def run_loss_gradient(m, labels, logits, valid_len):
-    import tensorflow as tf
-
+    """The tape gradient d(loss)/d(logits) (B, T, V) at float64 logits."""
     loss = m.MaskedSoftmaxCELoss()
-
-    @tf.function(autograph=False)  # compiled: two calls per logit
-    def f(z):
-        return loss(labels, z, valid_len)
-
-    return gradient_check(f, logits)
+    return tape_gradient(lambda z: loss(labels, z, valid_len), logits)
 
 
 @lesson.probe
@@ -510,18 +525,17 @@ def run_contract(m, kind, X, Y, states, context):
 
 @lesson.probe
 def run_decoder_gradient(m, Y, states, context, weights, probe_weights):
+    """The tape gradient d sum(logits * probe_weights) / d(context) (B, U)
+    of a float64 decoder."""
     import keras
-    import tensorflow as tf
 
     decoder = _build_decoder(m, Y, (states, context), weights, dtype="float64")
 
-    # Compiled once: the centred differences call it twice per entry.
-    @tf.function(autograph=False)
     def f(ctx):
         logits, _ = decoder(Y, (states, ctx))
         return keras.ops.sum(logits * probe_weights)
 
-    return gradient_check(f, context)
+    return tape_gradient(f, context)
 
 
 # ------------------------------------------------------------------ inputs
@@ -782,21 +796,27 @@ def test_masked_loss_of_uniform_logits_is_log_vocab():
 @pytest.mark.points(2)
 def test_masked_loss_gradient_is_zero_on_padding(rng):
     labels, logits = _loss_inputs(rng)
+    logits = logits.astype("float64")
     valid_len = np.array([2, 1])
-    analytic, numeric = run_loss_gradient(
-        labels, logits.astype("float64"), valid_len
-    )
+    got = run_loss_gradient(labels, logits, valid_len)
     padded = np.arange(T)[None, :] >= valid_len[:, None]
     expect_close(
-        analytic[padded],
+        got[padded],
         np.zeros((padded.sum(), V)),
         "d(loss)/d(logits) at the padded positions",
         tol=EXACT,
+        diagnoses=_diagnoses(
+            ref_loss_gradient,
+            labels,
+            logits,
+            valid_len,
+            pick=lambda grad: grad[padded],
+        ),
         hint="padding is never trained on: mask the per-token losses.",
     )
-    expect_close(
-        analytic,
-        numeric,
+    expect_gradient(
+        got,
+        ref_loss_gradient(labels, logits, valid_len),
         "MaskedSoftmaxCELoss d(loss)/d(logits) vs centred differences",
         tol=GRAD,
     )
@@ -1057,16 +1077,12 @@ def test_decoder_gradient_matches_centred_differences(rng):
     Y, states, context = _decoder_inputs(rng)
     weights = [w.astype("float64") for w in _decoder_weights(rng)]
     probe_weights = rng.standard_normal((B, T, V))
-    analytic, numeric = run_decoder_gradient(
-        Y,
-        [s.astype("float64") for s in states],
-        context.astype("float64"),
-        weights,
-        probe_weights,
-    )
-    expect_close(
-        analytic,
-        numeric,
+    states = [s.astype("float64") for s in states]
+    context = context.astype("float64")
+    got = run_decoder_gradient(Y, states, context, weights, probe_weights)
+    expect_gradient(
+        got,
+        ref_decoder_gradient(Y, states, context, weights, probe_weights),
         "Seq2SeqDecoder d(loss)/d(context) vs centred differences",
         tol=GRAD,
     )
