@@ -56,6 +56,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         help="with --sandbox: grade even where a confinement layer is missing",
     )
+    parser.addoption(
+        "--trusted-code",
+        default=None,
+        help="with --sandbox: the trusted copy the workers import, made when "
+        "the grade this one runs inside started (default: copy it now)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -70,6 +76,7 @@ def pytest_configure(config: pytest.Config) -> None:
             probe_timeout=config.getoption("--probe-timeout"),
             lesson_timeout=config.getoption("--lesson-timeout"),
             allow_weaker=config.getoption("--allow-weaker-sandbox"),
+            code=config.getoption("--trusted-code"),
         )
         sandbox.start()
         _probe.set_runner(sandbox)
@@ -108,11 +115,19 @@ def grader_seed(config: pytest.Config) -> int:
     return seed
 
 
+@pytest.fixture(scope="session")
+def grade_seed(request: pytest.FixtureRequest) -> int:
+    """The grade's seed (`grader_seed`), for a fixture wider than one check
+    that draws the judge's inputs (e.g. a module's gate before training):
+    never a literal seed, which the student edition would give away."""
+    return grader_seed(request.config)
+
+
 @pytest.fixture
-def rng(request: pytest.FixtureRequest) -> np.random.Generator:
+def rng(grade_seed: int) -> np.random.Generator:
     """Seeded NumPy generator for the judge's inputs and weights: the
     public seed unless the grade asks for another (`grader_seed`)."""
-    return np.random.default_rng(grader_seed(request.config))
+    return np.random.default_rng(grade_seed)
 
 
 def status_of(excinfo: pytest.ExceptionInfo | None) -> tuple[str, str]:

@@ -16,10 +16,14 @@ import pytest
 from m2t import ROOT
 from m2t import curriculum
 from m2t.authoring import mutants
+from m2t.grading import parts
 from m2t.grading import runner
+from m2t.grading import sandbox
 
 CAPSTONE = curriculum.find("24")
 GRADER = CAPSTONE.grader
+SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", "fixtures")
+"""What a copy of the trusted code leaves out (m2t.grading.strip)."""
 
 
 def _grader_parts() -> dict:
@@ -86,13 +90,37 @@ def test_a_broken_part_is_named_and_nothing_is_trained(tmp_path):
     assert training.seconds < 30, "the refusal took long enough to train"
 
 
-def test_the_refusal_holds_in_the_sandbox(tmp_path):
+def test_the_refusal_holds_in_the_sandbox_on_the_code_of_the_start(
+    tmp_path, monkeypatch
+):
+    """Sandboxed, the parts are graded inside the capstone's grade, by the
+    trusted code that grade copied when it started: the source of that
+    copy is broken once the grade has started (every worker started from
+    a new copy would die at import, and the first part, l06, would fail),
+    yet the parts' workers run and the broken l20 is the one named."""
+    source = tmp_path / "repository"
+    for name in sandbox.TRUSTED:
+        shutil.copytree(ROOT / name, source / name, ignore=SKIP)
+    shutil.copy(ROOT / "curriculum.toml", source)
+    monkeypatch.setattr(sandbox, "ROOT", source)
     folder = _submission(
         tmp_path / "bob", "l20_transformer", "residual_missing"
     )
-    proc = _grade_submission(folder)
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "fix l20 first" in proc.stdout, proc.stdout
+    real = parts.grade
+
+    def mid_grade(*args, **kwargs):
+        with open(source / "m2t" / "grading" / "worker.py", "a") as f:
+            f.write("\nraise SystemExit('a copy made after the start')\n")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(parts, "grade", mid_grade)
+    (result,) = runner.grade(
+        [CAPSTONE], impl=str(folder), sandbox=True, allow_weaker_sandbox=True
+    )
+    verdict = next(c for c in result.checks if "your_parts" in c.name)
+    assert verdict.status == "failed", verdict.message
+    assert "your l20 blocks" in verdict.message, verdict.message
+    assert "fix l20 first" in verdict.message, verdict.message
 
 
 @pytest.mark.slow

@@ -102,6 +102,10 @@ def grade(config, parts: Sequence[Part]) -> list:
         ]
     sandbox = bool(config.getoption("--sandbox"))
     outer = probe_runner()
+    # Sandboxed, the parts' workers import the trusted copy the capstone's
+    # grade made at its start, not a new copy of the repository as it is
+    # now: the code of a grade is fixed when it starts.
+    code = outer.code if sandbox else None
     try:
         return runner.grade(
             lessons,
@@ -119,6 +123,7 @@ def grade(config, parts: Sequence[Part]) -> list:
             allow_weaker_sandbox=bool(
                 config.getoption("--allow-weaker-sandbox")
             ),
+            trusted_code=code,
         )
     finally:  # the parts' session installed (and closed) its own runner
         set_runner(outer)

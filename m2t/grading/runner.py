@@ -293,6 +293,7 @@ def pytest_args(
     sandbox: bool = False,
     lesson_timeout: float = settings.LESSON_TIMEOUT,
     allow_weaker_sandbox: bool = False,
+    trusted_code: Path | None = None,
 ) -> list[str]:
     """The pytest command line the runner uses.
 
@@ -309,6 +310,8 @@ def pytest_args(
         limits.append(f"--timeout={2 * timeout + settings.BACKSTOP_MARGIN:g}")
         if allow_weaker_sandbox:
             limits.append("--allow-weaker-sandbox")
+        if trusted_code is not None:
+            limits.append(f"--trusted-code={trusted_code}")
     else:
         limits = [f"--timeout={timeout:g}"]
     return [
@@ -335,6 +338,7 @@ def grade(
     lesson_timeout: float = settings.LESSON_TIMEOUT,
     plugins: Sequence[object] = (),
     allow_weaker_sandbox: bool = False,
+    trusted_code: Path | None = None,
 ) -> list[LessonResult]:
     """Grade `lessons` against the implementation `impl` in this process.
 
@@ -351,6 +355,9 @@ def grade(
             `m2t.grading.confine` this machine cannot give (else refused).
         plugins: more pytest plugins for this run (e.g. `m2t watch` stops
             a run early when a file is saved again).
+        trusted_code: sandboxed, the trusted copy the workers import, made
+            at the start of the grade this one runs inside (None: copy it
+            at this grade's start).
 
     Runs repeatedly in one process (`m2t watch`): grader modules stay
     imported, the student's modules are re-executed when their files change.
@@ -370,7 +377,13 @@ def grade(
         _warm_start()
     if files:
         args = pytest_args(
-            files, impl, timeout, sandbox, lesson_timeout, allow_weaker_sandbox
+            files,
+            impl,
+            timeout,
+            sandbox,
+            lesson_timeout,
+            allow_weaker_sandbox,
+            trusted_code,
         )
         with _no_plugin_autoload() as load, _running(collector):
             if show_pytest:

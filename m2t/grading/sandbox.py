@@ -82,6 +82,11 @@ class SandboxRunner:
         memory_mb: the worker's address-space limit.
         allow_weaker: grade even where this machine lacks a layer of
             `m2t.grading.confine` (the report says which).
+        code: the trusted copy the workers import, made when the grade
+            this one runs inside started (a capstone's parts are graded
+            inside the capstone's grade), left in place at `close`; None
+            copies it now (`copy_trusted`), removed at `close`. Either
+            way a grade's workers import the code as it was at its start.
 
     Raises:
         SandboxError: a layer is missing and `allow_weaker` is False.
@@ -94,6 +99,7 @@ class SandboxRunner:
         lesson_timeout: float = 600.0,
         memory_mb: int = 8192,
         allow_weaker: bool = False,
+        code: Path | None = None,
     ):
         self.folder = Path(folder).resolve()
         self.probe_timeout = probe_timeout
@@ -104,7 +110,9 @@ class SandboxRunner:
             raise SandboxError(describe_missing(missing))
         self.weaker = set(missing) if allow_weaker else set()
         self.home = Path(tempfile.mkdtemp(prefix="m2t-judge-"))
-        self.code = copy_trusted(self.home / "code")
+        self.code = (
+            copy_trusted(self.home / "code") if code is None else Path(code)
+        )
         self.refused = staging.refusals(self.folder)
         self.spent: dict[str, float] = {}
         self.probe_seconds: dict[str, float] = {}
