@@ -1015,6 +1015,40 @@ def test_beam_search_normalises_by_length():
     )
 
 
+# Three finished hypotheses of lengths 1, 2 and 3, the middle one the best
+# by a narrow margin: a search whose scores start at c instead of 0 moves
+# each final score by c / L**alpha, more for a shorter one, and so changes
+# the pick (a start shifts every score alike, so only here does it show).
+START_TABLE = {  #   A     B     C    <eos>
+    (): [0.55, 0.05, 0.05, 0.35],
+    (A_,): [0.05, 0.4, 0.05, 0.5],
+    (A_, B_): [0.05, 0.05, 0.2, 0.7],
+}
+
+
+def test_beam_scores_start_at_zero():
+    """beam_size 2, max_len 3. Step 1: A 0.55 (open), <eos> 0.35
+    (finished). Step 2: A <eos> 0.275, A B 0.22. Step 3: A B <eos> 0.154,
+    A B C 0.044 (open at max_len). Scores ln P / L**0.75: <eos> -1.0498 /
+    1 = -1.0498; A <eos> -1.2910 / 1.6818 = -0.7676, the best: "A"; A B
+    <eos> -1.8708 / 2.2795 = -0.8207; A B C -3.1236 / 2.2795 = -1.3703.
+    Started at -1: A B <eos> -2.8708 / 2.2795 = -1.2594 beats A <eos>
+    -2.2910 / 1.6818 = -1.3622 ("A B"). Started at 1, a product's start:
+    <eos> -0.0498 beats A <eos> -0.2910 / 1.6818 = -0.1730 ("")."""
+    got = run_beam(plain_table(START_TABLE), 2, 3)
+    expect_close(
+        np.array(got),
+        np.array([A_]),
+        "beam_search(beam_size=2, max_len=3) on a scripted decoder whose "
+        f"finished hypotheses have lengths 1, 2 and 3: expected A (score "
+        f"-0.7676), got {_spell(got)}",
+        tol=EXACT,
+        diagnoses=_diagnoses(ref_beam, START_TABLE, 2, 3, 0.75),
+        hint="a beam's score is a sum of log-probabilities: it starts at "
+        "0.0, and the final pick divides it by L**alpha.",
+    )
+
+
 @pytest.mark.points(2)
 @pytest.mark.parametrize("alpha", [0.75, 0.0], ids=["alpha_0.75", "alpha_0"])
 def test_wide_beam_is_exhaustive_search(alpha):
