@@ -18,6 +18,7 @@ from graders.lib.fixtures import reference
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import fail
+from graders.lib.messages import say
 from graders.lib.probes import value_errors
 from m2t.grading.probe import Lesson
 
@@ -235,7 +236,7 @@ def test_tokenize(token):
     expected = ref_tokenize(LINES, token)
     expect(
         isinstance(got, list) and [list(line) for line in got] == expected,
-        f"tokenize(lines, {token!r}): expected {expected!r}, got {got!r}.",
+        say("l06.tokenize", token=repr(token), expected=expected, got=got),
         got=_lengths(got) if isinstance(got, list) else None,
         diagnoses={
             mistake: _lengths(ref_tokenize(LINES, token, mistake))
@@ -257,23 +258,26 @@ def test_vocab_order(reserved):
     expected = ref_idx_to_token(tokens, 0, reserved)
     expect(
         facts["idx_to_token"] == expected,
-        "Vocab.idx_to_token: expected <unk>, the reserved tokens, then the "
-        f"tokens by descending count (ties: first seen):\n    {expected}\n"
-        f"  got {facts['idx_to_token']}",
+        say("l06.idx_to_token", expected=expected, got=facts["idx_to_token"]),
         got=np.array(facts["lookup"]),
         diagnoses=_vocab_diagnoses(tokens, queries, 0, reserved),
     )
     expect(
         facts["lookup"] == ref_lookup(tokens, queries, 0, reserved).tolist(),
-        f"Vocab lookups of {queries}: expected "
-        f"{ref_lookup(tokens, queries, 0, reserved).astype(int).tolist()}, "
-        f"got {facts['lookup']}.",
+        say(
+            "l06.lookups",
+            queries=queries,
+            expected=ref_lookup(tokens, queries, 0, reserved)
+            .astype(int)
+            .tolist(),
+            got=facts["lookup"],
+        ),
         got=np.array(facts["lookup"]),
         diagnoses=_vocab_diagnoses(tokens, queries, 0, reserved),
     )
     expect(
         facts["len"] == len(expected),
-        f"len(vocab): expected {len(expected)}, got {facts['len']}.",
+        say("l06.length", expected=len(expected), got=facts["len"]),
     )
 
 
@@ -284,9 +288,12 @@ def test_unknown_tokens_are_index_zero():
     expect(
         facts["idx_to_token"][:1] == [UNK]
         and facts["lookup"][: len(UNKNOWN) + 1] == [0] * (len(UNKNOWN) + 1),
-        f"<unk> must be index 0 and every unknown token ({UNKNOWN}) must "
-        f"look up 0; got idx_to_token[:4] = {facts['idx_to_token'][:4]} "
-        f"and lookups {facts['lookup']}.",
+        say(
+            "l06.unknown",
+            unknown=UNKNOWN,
+            head=facts["idx_to_token"][:4],
+            lookups=facts["lookup"],
+        ),
         got=np.array(facts["lookup"]),
         diagnoses=_vocab_diagnoses(tokens, queries, 0, RESERVED),
     )
@@ -301,16 +308,24 @@ def test_min_freq(min_freq):
     expected = ref_idx_to_token(tokens, min_freq)
     expect(
         facts["idx_to_token"] == expected,
-        f"Vocab(min_freq={min_freq}): tokens seen at least {min_freq} times "
-        f"stay; expected {expected}, got {facts['idx_to_token']}.",
+        say(
+            "l06.min_freq",
+            min_freq=min_freq,
+            expected=expected,
+            got=facts["idx_to_token"],
+        ),
         got=np.array(facts["lookup"]),
         diagnoses=_vocab_diagnoses(tokens, queries, min_freq),
     )
     expect(
         facts["lookup"] == ref_lookup(tokens, queries, min_freq).tolist(),
-        f"Vocab(min_freq={min_freq}) lookups of {queries}: expected "
-        f"{ref_lookup(tokens, queries, min_freq).astype(int).tolist()} "
-        f"(dropped tokens are 0), got {facts['lookup']}.",
+        say(
+            "l06.min_freq_lookups",
+            min_freq=min_freq,
+            queries=queries,
+            expected=ref_lookup(tokens, queries, min_freq).astype(int).tolist(),
+            got=facts["lookup"],
+        ),
         got=np.array(facts["lookup"]),
         diagnoses=_vocab_diagnoses(tokens, queries, min_freq),
     )
@@ -323,8 +338,11 @@ def test_ties_keep_first_seen_order():
     facts = run_vocab(tokens, queries)
     expect(
         facts["idx_to_token"] == [UNK, "dog", "cat", "b", "a"],
-        "ties in frequency keep the first-seen order: expected "
-        f"{[UNK, 'dog', 'cat', 'b', 'a']}, got {facts['idx_to_token']}.",
+        say(
+            "l06.ties",
+            expected=[UNK, "dog", "cat", "b", "a"],
+            got=facts["idx_to_token"],
+        ),
         got=np.array(facts["lookup"]),
         diagnoses=_vocab_diagnoses(tokens, queries),
     )
@@ -336,9 +354,7 @@ def test_token_freqs_list_every_token():
     expected = ref_token_freqs(tokens)
     expect(
         facts["token_freqs"] == expected,
-        "Vocab.token_freqs lists every corpus token with its count, most "
-        f"frequent first, whatever min_freq: expected {expected}, got "
-        f"{facts['token_freqs']}.",
+        say("l06.token_freqs", expected=expected, got=facts["token_freqs"]),
     )
 
 
@@ -350,8 +366,7 @@ def test_character_vocab_of_prose():
     expected = ref_idx_to_token(tokens)
     expect(
         facts["idx_to_token"] == expected and expected[1:3] == [" ", "e"],
-        f"character vocabulary: expected {expected}, got "
-        f"{facts['idx_to_token']}.",
+        say("l06.char_vocab", expected=expected, got=facts["idx_to_token"]),
         got=np.array(facts["lookup"]),
         diagnoses=_vocab_diagnoses(tokens, queries),
     )
@@ -366,8 +381,7 @@ def test_flat_corpus_and_reserved_token_in_corpus():
     expected = ref_idx_to_token(tokens, 0, ["<pad>"])
     expect(
         facts["idx_to_token"] == expected,
-        f"Vocab of a flat token list with '<pad>' reserved and in the "
-        f"corpus: expected {expected}, got {facts['idx_to_token']}.",
+        say("l06.flat_corpus", expected=expected, got=facts["idx_to_token"]),
         got=np.array(facts["lookup"]),
         diagnoses=_vocab_diagnoses(tokens, queries, 0, ["<pad>"]),
     )
@@ -387,13 +401,15 @@ def test_nested_lookups_and_to_tokens():
     for key, want in expected.items():
         if isinstance(facts[key], dict):
             error = facts[key]["error"]
-            fail(
-                [f"to_tokens raised {error} on nested indices."], FLAT_TO_TOKENS
-            )
+            fail([say("l06.to_tokens_raised", error=error)], FLAT_TO_TOKENS)
         expect(
             facts[key] == want,
-            f"Vocab lookups ({key}): expected {want!r}, got {facts[key]!r}. "
-            "Lists and tuples (nested too) map element by element to lists.",
+            say(
+                "l06.nested",
+                key=key,
+                expected=repr(want),
+                got=repr(facts[key]),
+            ),
         )
 
 
