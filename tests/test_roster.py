@@ -134,6 +134,13 @@ def test_a_killed_roster_resumes_and_counts_exactly(tmp_path, oracle):
     records = [
         json.loads(p.read_text()) for p in sorted(_records(out)) if p.is_file()
     ]
+    seeds = [rec["seed"] for rec in records]  # each drawn for it alone
+    assert len(set(seeds)) == STUDENTS, seeds
+    assert settings.GRADER_SEED not in seeds  # never the public one
+    for path in sorted(_records(out)):
+        seed = json.loads(path.read_text())["seed"]
+        output = json.loads(path.with_suffix(".results.json").read_text())
+        assert f"judged on seed {seed} (" in output["output"], output
     report = classreport.build(records)
     assert {k: v for k, v in report.mistakes.items() if v} == dict(made)
     assert report.size == STUDENTS

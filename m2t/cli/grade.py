@@ -12,15 +12,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
-import secrets
 import sys
 import time
 from collections.abc import Callable
 from collections.abc import Sequence
 from pathlib import Path
 
-from m2t import ROOT
 from m2t import i18n
 from m2t import settings
 
@@ -53,16 +50,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
                 submission.staged(Path(args.submission), lessons)
             )
             if args.seed is None:  # a seed the student edition never saw
-                args.seed = (
-                    secrets.randbelow(2**31)
-                    if (ROOT / "solutions").is_dir()
-                    else settings.GRADER_SEED  # the edition: its fixtures'
-                )
-            notes = [
-                *notes,
-                f"judged on seed {args.seed} (--seed {args.seed} grades "
-                "the same inputs again)",
-            ]
+                args.seed = submission.fresh_seed()
+            notes = [*notes, submission.seed_note(args.seed)]
             for note in notes:
                 print(reports.clean(note))
             if args.report:  # partial results survive a global kill
@@ -70,7 +59,9 @@ def cmd_grade(args: argparse.Namespace) -> int:
                     Path(args.report), lessons, start, notes
                 )
         if args.seed is not None:
-            stack.enter_context(_grader_seed(args.seed))
+            from m2t.grading.submission import judged_on
+
+            stack.enter_context(judged_on(args.seed))
         with quiet_native_stderr(not args.verbose):
             results = grading.grade(
                 lessons,
@@ -108,22 +99,6 @@ def cmd_grade(args: argparse.Namespace) -> int:
     graded = [r for r in results if r.checks]
     ok = bool(graded) and all(r.status == "passed" for r in graded)
     return 0 if ok else 1
-
-
-@contextlib.contextmanager
-def _grader_seed(seed: int):
-    """The graders' `rng` seeded with `seed` while the grade runs."""
-    if seed < 0:
-        raise ValueError(f"--seed must be a non-negative integer, got {seed}")
-    saved = os.environ.get("M2T_GRADER_SEED")
-    os.environ["M2T_GRADER_SEED"] = str(seed)
-    try:
-        yield
-    finally:
-        if saved is None:
-            os.environ.pop("M2T_GRADER_SEED", None)
-        else:
-            os.environ["M2T_GRADER_SEED"] = saved
 
 
 def _partial_report(

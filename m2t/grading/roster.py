@@ -5,8 +5,10 @@ A roster is a folder whose sub-folders are the submissions (the folder's
 name is the student's), or a CSV of `name,path` rows (a relative path is
 relative to the CSV). Each submission is graded by a process of its own,
 exactly as `m2t grade --submission` grades one (`m2t.grading.submission`:
-staged, then every lesson in its own sandboxed worker); `-j N` of them run
-at once.
+staged, then every lesson in its own sandboxed worker, on a seed of the
+judge's inputs drawn for it alone, which its record and report name);
+`-j N` of them run at once. `--seed S` judges every submission on S (to
+grade the same inputs again).
 
 The output folder (`--out`, default `DIR-grades`) holds
 `students/<name>.json`, each student's record, written atomically when the
@@ -39,6 +41,7 @@ from m2t import ROOT
 from m2t import curriculum
 from m2t import settings
 from m2t.grading import classreport
+from m2t.grading import submission
 
 POLL_SECONDS = 0.2
 """How often the batch looks for a finished submission."""
@@ -128,17 +131,22 @@ def grade_one(
     allow_weaker_sandbox: bool,
     name: str,
     expected_digest: str,
+    seed: int,
 ) -> None:
-    """Grade one submission as `m2t grade --submission` does; write its
-    record to `out` (`<out stem>.results.json` beside it: Gradescope's
-    format), the record last and atomically."""
+    """Grade one submission as `m2t grade --submission` does, its judge's
+    inputs drawn from `seed`; write its record to `out` (`<out
+    stem>.results.json` beside it: Gradescope's format), the record last
+    and atomically; both name the seed."""
     from m2t.console import quiet_native_stderr
     from m2t.grading import reports
     from m2t.grading import runner
-    from m2t.grading import submission
 
     start = time.perf_counter()
-    with submission.staged(folder, lessons) as (impl, notes):
+    with (
+        submission.staged(folder, lessons) as (impl, notes),
+        submission.judged_on(seed),
+    ):
+        notes = [*notes, submission.seed_note(seed)]
         with quiet_native_stderr():
             results = runner.grade(
                 lessons,
@@ -157,6 +165,7 @@ def grade_one(
         digest=expected_digest,
         lessons_asked=[x.tag for x in lessons],
         notes=notes,
+        seed=seed,
     )
     tmp = out.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(rec, indent=1), encoding="utf-8")
@@ -169,6 +178,7 @@ def _child_main(argv: Sequence[str]) -> int:
     parser.add_argument("out")
     parser.add_argument("--name", required=True)
     parser.add_argument("--digest", required=True)
+    parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--lessons", nargs="*", default=[])
     parser.add_argument("--timeout", type=float, required=True)
     parser.add_argument("--lesson-timeout", type=float, required=True)
@@ -183,6 +193,7 @@ def _child_main(argv: Sequence[str]) -> int:
         args.allow_weaker_sandbox,
         args.name,
         args.digest,
+        args.seed,
     )
     return 0
 
@@ -215,8 +226,11 @@ def grade_roster(
     lesson_timeout: float = settings.LESSON_TIMEOUT,
     allow_weaker_sandbox: bool = False,
     echo=print,
+    seed: int | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, str]]:
-    """Grade every submission of `roster` not graded yet, `jobs` at once.
+    """Grade every submission of `roster` not graded yet, `jobs` at once,
+    each on a fresh seed of its own (`submission.fresh_seed`), or all on
+    `seed` when it is given.
 
     Returns:
         (the records of the graded students in roster order, {student:
@@ -227,6 +241,8 @@ def grade_roster(
     """
     if jobs < 1:
         raise ValueError(f"-j {jobs}: at least 1 submission at a time")
+    if seed is not None and seed < 0:
+        raise ValueError(f"--seed must be a non-negative integer, got {seed}")
     here = Path(out).resolve()
     students = {  # an output folder inside the roster is no submission
         name: path
@@ -245,6 +261,7 @@ def grade_roster(
             and rec.get("digest") == digests[name]
             and rec.get("lessons_asked") == tags
             and not rec.get("grader_errors")
+            and (seed is None or rec.get("seed") == seed)
         ):
             todo.append(name)
     echo(
@@ -267,6 +284,7 @@ def grade_roster(
                 target = folder / f"{slug(name)}.json"
                 target.unlink(missing_ok=True)
                 log = open(target.with_suffix(".log"), "wb")  # noqa: SIM115
+                drawn = submission.fresh_seed() if seed is None else seed
                 command = [
                     sys.executable,
                     "-m",
@@ -277,6 +295,8 @@ def grade_roster(
                     name,
                     "--digest",
                     digests[name],
+                    "--seed",
+                    str(drawn),
                     "--timeout",
                     f"{timeout:g}",
                     "--lesson-timeout",
@@ -312,7 +332,10 @@ def grade_roster(
                 elif proc.returncode == 0 and rec is not None:
                     got = sum(x["points"] for x in rec["lessons"])
                     most = sum(x["max_points"] for x in rec["lessons"])
-                    echo(f"  {name}: {got:g}/{most:g} ({seconds:.1f}s)")
+                    echo(
+                        f"  {name}: {got:g}/{most:g} ({seconds:.1f}s, seed "
+                        f"{rec.get('seed')})"
+                    )
                 else:
                     why = _last_line(target.with_suffix(".log"))
                     failed[name] = f"exit {proc.returncode}: {why}"
@@ -361,8 +384,6 @@ def write_report(
 def main(args: argparse.Namespace, lessons: Sequence[curriculum.Lesson]) -> int:
     """`m2t grade --roster`: 0 when every submission was graded, 1 when
     some could not be, 2 when untrusted code may not be graded here."""
-    from m2t.grading import submission
-
     if args.submission:
         raise ValueError("--roster and --submission: give one of them")
     refused = submission.refusal(args.allow_weaker_sandbox)
@@ -381,6 +402,7 @@ def main(args: argparse.Namespace, lessons: Sequence[curriculum.Lesson]) -> int:
             timeout=args.timeout,
             lesson_timeout=args.lesson_timeout,
             allow_weaker_sandbox=args.allow_weaker_sandbox,
+            seed=args.seed,
         )
     except KeyboardInterrupt:
         print(

@@ -8,18 +8,27 @@ and the Gradescope autograder share.
 `staged` copies the gradable files of a submission to a temporary folder
 (nothing else of it is ever read) and yields that folder with the notes a
 report leads with: how the sandbox was confined, which files were refused.
+`fresh_seed` draws the seed of the judge's inputs for one submission, and
+`judged_on` grades on it (`seed_note` is the report's line that says so).
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import secrets
 import shutil
 import tempfile
 from collections.abc import Iterator
 from collections.abc import Sequence
 from pathlib import Path
 
+from m2t import ROOT
 from m2t import curriculum
+from m2t import settings
+
+SEED_ENV = "M2T_GRADER_SEED"
+"""How the graders' `rng` learns the seed (graders/conftest.py)."""
 
 
 def refusal(allow_weaker_sandbox: bool) -> str | None:
@@ -64,3 +73,39 @@ def staged(
         yield str(impl), notes
     finally:
         shutil.rmtree(temp, ignore_errors=True)
+
+
+def fresh_seed() -> int:
+    """The seed of one submission's judge inputs: drawn afresh in the full
+    repository, where the references judge any input (so a submission
+    cannot return answers recorded on the public seed); the public seed in
+    the student edition, whose fixtures are recorded on it."""
+    if (ROOT / "solutions").is_dir():
+        return secrets.randbelow(2**31)
+    return settings.GRADER_SEED
+
+
+def seed_note(seed: int) -> str:
+    """The report's line naming the seed a submission was judged on."""
+    return f"judged on seed {seed} (--seed {seed} grades the same inputs again)"
+
+
+@contextlib.contextmanager
+def judged_on(seed: int) -> Iterator[int]:
+    """The graders' `rng` (in this process and the ones it starts) seeded
+    with `seed` while the block runs.
+
+    Raises:
+        ValueError: `seed` is negative (naming --seed and the value).
+    """
+    if seed < 0:
+        raise ValueError(f"--seed must be a non-negative integer, got {seed}")
+    saved = os.environ.get(SEED_ENV)
+    os.environ[SEED_ENV] = str(seed)
+    try:
+        yield seed
+    finally:
+        if saved is None:
+            os.environ.pop(SEED_ENV, None)
+        else:
+            os.environ[SEED_ENV] = saved
