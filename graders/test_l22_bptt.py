@@ -25,6 +25,7 @@ from graders.lib.fixtures import reference
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect_close
 from graders.lib.judge import mistake_outputs
+from graders.lib.messages import say
 from graders.lib.probes import value_errors
 from graders.lib.references import softmax
 from graders.lib.tapes import mean_cross_entropy
@@ -311,7 +312,7 @@ def _check_grads(got, X, H0, params, dO, tau, theta, mistakes, what):
         expect_close(
             got[key],
             expected[key],
-            f"{what}: d{key}",
+            say("l22.grad", what=what, key=key),
             tol=GRAD,
             diagnoses=_diagnoses(
                 ref_backward,
@@ -325,10 +326,13 @@ def _check_grads(got, X, H0, params, dO, tau, theta, mistakes, what):
                 pick=lambda out, k=key: out[k],
                 skip_right=True,
             ),
-            hint="each weight's gradient is the sum of every step's share.",
+            hint=say("l22.grad_hint"),
         )
         expect_close(
-            got[key], tape[key], f"{what}: d{key} vs tf.GradientTape", tol=GRAD
+            got[key],
+            tape[key],
+            say("l22.grad_tape", what=what, key=key),
+            tol=GRAD,
         )
 
 
@@ -339,9 +343,9 @@ def test_forward_matches_reference(rng):
     expect_close(
         run_forward(X, H0, params),
         expected,
-        "rnn_forward logits (B, T, Q)",
+        say("l22.forward"),
         tol=GRAD,
-        hint="H_t = tanh(X_t W_xh + H_{t-1} W_hh + b_h), O_t = H_t W_hq + b_q.",
+        hint=say("l22.forward_hint"),
     )
 
 
@@ -353,19 +357,19 @@ def test_sequence_cross_entropy(rng):
     loss, dlogits = run_cross_entropy(logits, Y)
     ref_loss, ref_grad = ref_cross_entropy(logits, Y)
     tape_loss, tape_grad = tape_cross_entropy(logits, Y)
-    expect_close(loss, ref_loss, "the mean loss over the B T tokens", tol=GRAD)
-    expect_close(loss, tape_loss, "the loss vs TensorFlow's", tol=GRAD)
+    expect_close(loss, ref_loss, say("l22.loss"), tol=GRAD)
+    expect_close(loss, tape_loss, say("l22.loss_vs_tf"), tol=GRAD)
     expect_close(
         dlogits,
         ref_grad,
-        "dL/dlogits (B, T, Q)",
+        say("l22.dlogits"),
         tol=GRAD,
         diagnoses=_diagnoses(
             ref_cross_entropy, logits, Y, mistakes=(CE_BATCH_ONLY,), part=1
         ),
-        hint="(softmax - onehot) / (B T).",
+        hint=say("l22.dlogits_hint"),
     )
-    expect_close(dlogits, tape_grad, "dL/dlogits vs tf.GradientTape", tol=GRAD)
+    expect_close(dlogits, tape_grad, say("l22.dlogits_tape"), tol=GRAD)
     expect_value_errors(run_errors(*_inputs(rng)[:3]))
 
 
@@ -374,7 +378,7 @@ def test_full_bptt(rng):
     X, H0, params, dO = _inputs(rng)
     got = run_backward(X, H0, params, dO, None, None)
     _check_grads(
-        got, X, H0, params, dO, None, None, CHAIN_MISTAKES, "full BPTT"
+        got, X, H0, params, dO, None, None, CHAIN_MISTAKES, say("l22.full")
     )
 
 
@@ -391,7 +395,7 @@ def test_truncated_bptt(rng):
         TAU,
         None,
         TRUNCATION_MISTAKES,
-        f"BPTT truncated at tau={TAU}",
+        say("l22.truncated", tau=TAU),
     )
 
 
@@ -403,15 +407,16 @@ def test_clip_by_global_norm(rng):
         expect_close(
             run_clip(g, theta)["a"],
             ref_clip(g, theta)["a"],
-            f"clip_by_global_norm(theta={theta}) of 'a', ||g|| = "
-            f"{np.sqrt(sum(np.sum(x**2) for x in g.values())):.3g}",
+            say(
+                "l22.clip",
+                theta=theta,
+                norm=f"{np.sqrt(sum(np.sum(x**2) for x in g.values())):.3g}",
+            ),
             tol=GRAD,
-            hint="one factor min(1, theta / ||g||) for all the arrays.",
+            hint=say("l22.clip_hint"),
         )
     zeros = {"a": np.zeros((3, 2)), "b": np.zeros(5)}
-    expect_close(
-        run_clip(zeros, 1.0)["b"], zeros["b"], "clipping all-zero gradients"
-    )
+    expect_close(run_clip(zeros, 1.0)["b"], zeros["b"], say("l22.clip_zeros"))
 
 
 @pytest.mark.points(2)
@@ -428,7 +433,7 @@ def test_clipping_after_summing(rng):
         None,
         theta,
         (CLIP_BEFORE_SUM, *CHAIN_MISTAKES),
-        f"full BPTT clipped to theta={theta}",
+        say("l22.clipped", theta=theta),
     )
 
 
@@ -440,6 +445,6 @@ def test_gradient_matches_centred_differences(rng, key):
     expect_close(
         grad,
         (moved[0] - moved[1]) / (2 * GRAD_EPS),
-        f"rnn_loss_and_grads d{key} vs centred differences of your loss",
+        say("l22.centred", key=key),
         tol=GRAD,
     )
