@@ -16,6 +16,7 @@ from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
 from graders.lib.judge import expect_shape
+from graders.lib.messages import say
 from graders.lib.probes import value_errors
 from graders.lib.tolerances import EXACT
 from graders.lib.tolerances import F32
@@ -205,12 +206,18 @@ def test_random_minibatch_shapes_and_count(rng, sizes):
     expected = (N // T - 1) // B  # num_subseqs is N // T - 1 for any offset
     expect(
         len(batches) == expected,
-        f"seq_data_iter_random(N={N}, B={B}, T={T}): expected {expected} "
-        f"minibatches, got {len(batches)}.",
+        say(
+            "l07.random_count",
+            N=N,
+            B=B,
+            T=T,
+            expected=expected,
+            got=len(batches),
+        ),
     )
     for X, Y in batches:
-        expect_shape(X, (B, T), "seq_data_iter_random X")
-        expect_shape(Y, (B, T), "seq_data_iter_random Y")
+        expect_shape(X, (B, T), say("l07.random_x"))
+        expect_shape(Y, (B, T), say("l07.random_y"))
 
 
 @pytest.mark.points(2)
@@ -225,9 +232,12 @@ def test_random_covers_each_subsequence_once(rng, sizes, seed):
     expected = offset + T * np.arange(N // T - 1)
     expect(
         offset < T and sorted(starts.tolist()) == expected.tolist(),
-        f"seq_data_iter_random: the subsequences must start at offset + k*T "
-        f"(offset in [0, {T}), k = 0..{N // T - 2}), each once; they start "
-        f"at {sorted(starts.tolist())}.",
+        say(
+            "l07.random_starts",
+            T=T,
+            last=N // T - 2,
+            starts=sorted(starts.tolist()),
+        ),
         got=np.array([_overlap(starts, T)]),
         diagnoses={OVERLAP: np.array([1.0])},
     )
@@ -235,8 +245,7 @@ def test_random_covers_each_subsequence_once(rng, sizes, seed):
     slices = np.stack([corpus[s : s + T] for s in starts])
     expect(
         np.array_equal(rows, slices),
-        "seq_data_iter_random: each row of X must be T consecutive corpus "
-        "tokens.",
+        say("l07.random_rows"),
     )
 
 
@@ -248,8 +257,7 @@ def test_y_is_x_shifted_by_one(rng, kind):
     offset = int(pos[X[0, 0, 0]]) if kind == "sequential" else 0
     expect(
         np.array_equal(pos[Y], pos[X] + 1),
-        f"seq_data_iter_{kind}: Y must be X one token later "
-        "(Y[b, t] = the corpus token after X[b, t]).",
+        say("l07.shifted", kind=kind),
         got=Y.astype(np.float64) if kind == "sequential" else None,
         diagnoses={
             Y_NOT_SHIFTED: lambda: ref_sequential(
@@ -263,7 +271,7 @@ def test_y_is_x_shifted_by_one(rng, kind):
     if kind == "sequential":
         expect(
             not np.array_equal(Y, X),
-            "seq_data_iter_sequential: Y equals X.",
+            say("l07.y_equals_x"),
             got=Y.astype(np.float64),
             diagnoses={
                 Y_NOT_SHIFTED: lambda: ref_sequential(
@@ -281,20 +289,16 @@ def test_seed_makes_it_deterministic_and_offsets_vary(rng, kind):
     for seed, (one, two) in enumerate(firsts):
         expect(
             np.array_equal(one, two),
-            f"seq_data_iter_{kind}(seed={seed}) gave different minibatches on "
-            "two runs: draw every random number from the seeded generator "
-            "(np.random.default_rng(seed)).",
+            say("l07.seed_twice", kind=kind, seed=seed),
         )
     expect(
         np.array_equal(generator[0], generator[1]),
-        f"seq_data_iter_{kind} with two np.random.Generator of the same seed "
-        "gave different minibatches.",
+        say("l07.generator_twice", kind=kind),
     )
     offsets = {int(pos[X[..., 0]].min()) % T for X, _ in firsts}
     expect(
         len(offsets) > 1 and max(offsets) < T,
-        f"seq_data_iter_{kind}: over 12 seeds the offset should take "
-        f"several values in [0, {T}), got {sorted(offsets)}.",
+        say("l07.offsets_vary", kind=kind, T=T, offsets=sorted(offsets)),
         got=np.array([float(offsets == {0})]),
         diagnoses={OFFSET_NEVER_RANDOM: np.array([1.0])}
         if kind == "random"
@@ -304,8 +308,7 @@ def test_seed_makes_it_deterministic_and_offsets_vary(rng, kind):
         orders = [pos[X[..., 0]].reshape(-1) for X, _ in firsts]
         expect(
             any(np.any(np.diff(o) < 0) for o in orders),
-            "seq_data_iter_random: the subsequences always come in corpus "
-            "order; shuffle them (rng.permutation).",
+            say("l07.shuffled"),
         )
 
 
@@ -319,17 +322,24 @@ def test_sequential_shapes_and_count(rng, sizes):
     B, T, N = {"d2l_B2_T5_N35": (2, 5, 35), "B3_T4_N53": (3, 4, 53)}[sizes]
     corpus, pos = _corpus(N, rng)
     batches = run_iter("sequential", corpus, B, T, 1)
-    expect(len(batches) > 0, "seq_data_iter_sequential yielded nothing.")
+    expect(len(batches) > 0, say("l07.nothing"))
     offset = int(pos[np.asarray(batches[0][0])[0, 0]])
     expected = ((N - offset - 1) // B) // T
     expect(
         len(batches) == expected,
-        f"seq_data_iter_sequential(N={N}, B={B}, T={T}), offset {offset}: "
-        f"expected {expected} minibatches, got {len(batches)}.",
+        say(
+            "l07.sequential_count",
+            N=N,
+            B=B,
+            T=T,
+            offset=offset,
+            expected=expected,
+            got=len(batches),
+        ),
     )
     for X, Y in batches:
-        expect_shape(X, (B, T), "seq_data_iter_sequential X")
-        expect_shape(Y, (B, T), "seq_data_iter_sequential Y")
+        expect_shape(X, (B, T), say("l07.sequential_x"))
+        expect_shape(Y, (B, T), say("l07.sequential_y"))
 
 
 @pytest.mark.points(2)
@@ -341,8 +351,7 @@ def test_sequential_matches_reference(rng, seed):
     offset = int(pos[X[0, 0, 0]])
     expect(
         0 <= offset < T,
-        f"seq_data_iter_sequential: the first token is corpus[{offset}]; "
-        f"the offset must be in [0, {T}).",
+        say("l07.first_token", offset=offset, T=T),
         got=np.array([float(offset == T)]),
         diagnoses={OFFSET_UP_TO_T: np.array([1.0])},
     )
@@ -352,9 +361,13 @@ def test_sequential_matches_reference(rng, seed):
     offsets = pos[run_sequential_offsets(corpus, B, T, seeds)]
     expect(
         offsets.max() < T,
-        f"seq_data_iter_sequential: over seeds {seeds[0]}..{seeds[-1]} the "
-        f"offset took the values {sorted(set(offsets.tolist()))}; it must be "
-        f"in [0, {T}).",
+        say(
+            "l07.offset_range",
+            first=seeds[0],
+            last=seeds[-1],
+            offsets=sorted(set(offsets.tolist())),
+            T=T,
+        ),
         got=np.array([float(offsets.max() == T)]),
         diagnoses={OFFSET_UP_TO_T: np.array([1.0])},
     )
@@ -362,8 +375,7 @@ def test_sequential_matches_reference(rng, seed):
         expect_close(
             got,
             ref_sequential(corpus, B, T, offset)[part],
-            f"seq_data_iter_sequential {name} (all minibatches, offset "
-            f"{offset})",
+            say("l07.sequential_all", name=name, offset=offset),
             tol=EXACT,
             diagnoses={
                 mistake: (
@@ -390,10 +402,11 @@ def test_sequential_minibatches_continue_each_other(rng):
     )
     expect(
         len(X) > 1 and adjacent,
-        "seq_data_iter_sequential: X of minibatch i + 1 must continue X of "
-        "minibatch i row by row; corpus positions of the first minibatch: "
-        f"{places[0].tolist()}, of the second: "
-        f"{places[1].tolist() if len(X) > 1 else None}.",
+        say(
+            "l07.continues",
+            first=places[0].tolist(),
+            second=places[1].tolist() if len(X) > 1 else None,
+        ),
         got=X.astype(np.float64),
         diagnoses={
             ROWS_INTERLEAVED: lambda: ref_sequential(
@@ -418,7 +431,7 @@ def test_perplexity_matches_reference(rng, shape):
     expect_close(
         run_perplexity(losses),
         ref_perplexity(losses),
-        "perplexity",
+        say("l07.perplexity"),
         tol=F32,
         diagnoses={
             m: (lambda m=m: ref_perplexity(losses, m))
@@ -442,7 +455,11 @@ def test_perplexity_facts(case):
     expect_close(
         run_perplexity(losses),
         np.float64(V),
-        f"perplexity of a {case} model (V={V})",
+        say(
+            "l07.perplexity_of",
+            case=say("l07.perfect" if V == 1 else "l07.uniform"),
+            V=V,
+        ),
         tol=F32,
         diagnoses={
             m: (lambda m=m: ref_perplexity(losses, m))

@@ -21,6 +21,7 @@ from graders.lib.judge import expect_close
 from graders.lib.judge import expect_shape
 from graders.lib.judge import fail
 from graders.lib.judge import mistake_outputs
+from graders.lib.messages import say
 from graders.lib.probes import value_errors
 from graders.lib.tolerances import EXACT
 from m2t.grading.probe import Lesson
@@ -181,7 +182,7 @@ def build_array(lines, vocab, num_steps):
     got = run_build_array(lines, vocab, num_steps)
     if isinstance(got, dict):
         fail(
-            [f"build_array_nmt raised {got['error']} on a plain dict."],
+            [say("l13.plain_dict", error=got["error"])],
             LINE_LOOKUP,
         )
     return got
@@ -254,7 +255,12 @@ def test_preprocess_nmt(case):
     got = run_preprocess(raw)
     expect(
         got == expected,
-        f"preprocess_nmt({raw!r}): expected {expected!r}, got {got!r}.",
+        say(
+            "l13.preprocess",
+            raw=repr(raw),
+            expected=repr(expected),
+            got=repr(got),
+        ),
         got=_codes(got),
         diagnoses=_diagnoses(ref_preprocess, raw, pick=_codes),
     )
@@ -266,13 +272,16 @@ def test_tokenize_nmt(num_examples):
     ref_source, ref_target = ref_tokenize(CORPUS, num_examples)
     expect(
         len(source) == len(target),
-        f"tokenize_nmt: {len(source)} source and {len(target)} target "
-        "lines; there must be one of each per pair.",
+        say("l13.pairs", source=len(source), target=len(target)),
     )
     expect(
         len(source) == len(ref_source),
-        f"tokenize_nmt(num_examples={num_examples}): expected "
-        f"{len(ref_source)} pairs, got {len(source)}.",
+        say(
+            "l13.num_pairs",
+            num_examples=num_examples,
+            expected=len(ref_source),
+            got=len(source),
+        ),
         got=np.array([len(source)]),
         diagnoses=_diagnoses(
             ref_tokenize,
@@ -283,8 +292,13 @@ def test_tokenize_nmt(num_examples):
     )
     expect(
         source == ref_source and target == ref_target,
-        f"tokenize_nmt: expected source {ref_source} and target "
-        f"{ref_target}, got {source} and {target}.",
+        say(
+            "l13.tokenized",
+            ref_source=ref_source,
+            ref_target=ref_target,
+            source=source,
+            target=target,
+        ),
     )
 
 
@@ -305,12 +319,12 @@ def test_truncate_pad(line, num_steps):
     expect_close(
         np.array(got),
         np.array(expected),
-        f"truncate_pad({line}, {num_steps}, 1)",
+        say("l13.truncate_pad", line=line, num_steps=num_steps),
         tol=EXACT,
         diagnoses=_diagnoses(
             ref_truncate_pad, line, num_steps, 1, pick=np.array
         ),
-        hint="truncate to line[:num_steps], or pad on the right.",
+        hint=say("l13.truncate_pad_hint"),
     )
 
 
@@ -318,8 +332,11 @@ def test_truncate_pad_keeps_any_token_type():
     got = run_truncate_pad(["go", "."], 4, "<pad>")
     expect(
         got == ["go", ".", "<pad>", "<pad>"],
-        "truncate_pad(['go', '.'], 4, '<pad>'): expected ['go', '.', "
-        f"'<pad>', '<pad>'], got {got}.",
+        say(
+            "l13.token_types",
+            expected=["go", ".", "<pad>", "<pad>"],
+            got=got,
+        ),
     )
 
 
@@ -327,25 +344,25 @@ def test_truncate_pad_keeps_any_token_type():
 def test_build_array_nmt():
     array, dtype, valid_len = build_array(LINES, VOCAB, NUM_STEPS)
     ref_array, ref_valid = ref_build_array(LINES, VOCAB, NUM_STEPS)
-    expect_shape(array, (len(LINES), NUM_STEPS), "build_array_nmt array")
+    expect_shape(array, (len(LINES), NUM_STEPS), say("l13.array"))
     expect(
         dtype == "int32",
-        f"build_array_nmt: the array should be int32, got {dtype}.",
+        say("l13.int32", dtype=dtype),
     )
     expect_close(
         array,
         ref_array,
-        "build_array_nmt array (N, num_steps)",
+        say("l13.array_values"),
         tol=EXACT,
         diagnoses=_diagnoses(
             ref_build_array, LINES, VOCAB, NUM_STEPS, pick=lambda o: o[0]
         ),
-        hint="ids + [<eos>], then truncate_pad(..., num_steps, <pad>).",
+        hint=say("l13.array_hint"),
     )
     expect_close(
         valid_len,
         ref_valid,
-        "build_array_nmt valid_len (N,)",
+        say("l13.valid_len_values"),
         tol=EXACT,
         diagnoses=_diagnoses(
             ref_build_array, LINES, VOCAB, NUM_STEPS, pick=lambda o: o[1]
@@ -361,7 +378,7 @@ def test_go_dot_becomes_go_dot_eos_then_padding():
     expect_close(
         array,
         expected,
-        "build_array_nmt([['go', '.']], vocab, 10)",
+        say("l13.go_dot"),
         tol=EXACT,
         diagnoses=_diagnoses(
             ref_build_array, [["go", "."]], vocab, 10, pick=lambda o: o[0]
@@ -370,7 +387,7 @@ def test_go_dot_becomes_go_dot_eos_then_padding():
     expect_close(
         valid_len,
         np.array([3]),
-        "valid_len of 'go . <eos>'",
+        say("l13.go_dot_valid_len"),
         tol=EXACT,
         diagnoses=_diagnoses(
             ref_build_array, [["go", "."]], vocab, 10, pick=lambda o: o[1]
@@ -385,13 +402,12 @@ def test_valid_len_marks_exactly_the_real_tokens(rng):
         for n in rng.integers(0, 9, 12)
     ]
     array, _, valid_len = build_array(lines, VOCAB, 7)
-    expect_shape(array, (len(lines), 7), "build_array_nmt array")
-    expect_shape(valid_len, (len(lines),), "build_array_nmt valid_len")
+    expect_shape(array, (len(lines), 7), say("l13.array"))
+    expect_shape(valid_len, (len(lines),), say("l13.valid_len"))
     real = np.arange(7)[None, :] < np.asarray(valid_len)[:, None]
     expect(
         np.all((array != VOCAB["<pad>"]) == real),
-        "build_array_nmt: the first valid_len entries of each row must be "
-        "the tokens (and '<eos>'), and every entry after them '<pad>'.",
+        say("l13.real_tokens"),
         got=_flat((array, valid_len)),
         diagnoses=_diagnoses(ref_build_array, lines, VOCAB, 7, pick=_flat),
     )
@@ -402,8 +418,7 @@ def test_valid_len_marks_exactly_the_real_tokens(rng):
     ]
     expect(
         all(e == VOCAB["<eos>"] for e in ends),
-        "build_array_nmt: every line shorter than num_steps must end with "
-        "'<eos>' at position valid_len - 1.",
+        say("l13.ends_with_eos"),
     )
 
 
@@ -419,8 +434,7 @@ def test_pipeline_round_trip(rng):
     expected = [t + ["<eos>"] for t in target]
     expect(
         decoded == expected,
-        "preprocess -> tokenize -> build_array_nmt -> to_tokens: expected "
-        f"{expected[:2]}..., got {decoded[:2]}...",
+        say("l13.round_trip", expected=expected[:2], got=decoded[:2]),
     )
 
 
