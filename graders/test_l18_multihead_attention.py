@@ -15,7 +15,9 @@ import pytest
 
 from graders.lib import conventions
 from graders.lib import properties
+from graders.lib.contract import centred_differences
 from graders.lib.contract import expect_dropout_only_in_training
+from graders.lib.contract import expect_gradient
 from graders.lib.contract import expect_layer_contract
 from graders.lib.contract import expect_value_errors
 from graders.lib.dropout import nearest_dropped
@@ -26,8 +28,9 @@ from graders.lib.judge import expect_close
 from graders.lib.judge import expect_shape
 from graders.lib.judge import mistake_outputs
 from graders.lib.probes import dropout_outputs
-from graders.lib.probes import gradient_check
+from graders.lib.probes import in_float64
 from graders.lib.probes import layer_contract
+from graders.lib.probes import tape_gradient
 from graders.lib.probes import value_errors
 from graders.lib.references import softmax
 from graders.lib.tolerances import EXACT
@@ -175,6 +178,17 @@ def ref_mha(q, k, v, valid_lens, params, mistake=None):
     return out, weights
 
 
+@reference
+def ref_gradient(q, k, v, valid_lens, params, probe_weights):
+    """d sum(output * probe_weights) / d(queries), (B, T, Dq): centred
+    differences of the float64 reference."""
+
+    def loss(x):
+        return np.sum(ref_mha(x, k, v, valid_lens, params)[0] * probe_weights)
+
+    return centred_differences(loss, q)
+
+
 _diagnoses = partial(mistake_outputs, mistakes=MISTAKES)
 
 
@@ -271,18 +285,18 @@ def run_contract(m, q, k, v, valid_lens, bias):
 
 @lesson.probe
 def run_gradient(m, q, k, v, valid_lens, params, probe_weights):
+    """The tape gradient of sum(output * probe_weights) with respect to
+    the queries, the layer in float64 with the judge's `params`."""
     import keras
-    import tensorflow as tf
 
     layer = m.MultiHeadAttention(D, H, dtype="float64")
-    layer(q, k, v, valid_lens)  # build
+    in_float64(layer, q, k, v, valid_lens)  # build
     _set_params(layer, params)
 
-    @tf.function  # traced once; called 2 * q.size times
     def f(x):
         return keras.ops.sum(layer(x, k, v, valid_lens) * probe_weights)
 
-    return gradient_check(f, q)
+    return tape_gradient(f, q)
 
 
 # ------------------------------------------------------------------ inputs
@@ -618,12 +632,12 @@ def test_keras_layer_contract(rng, bias):
 def test_gradient_matches_centred_differences(rng):
     q, k, v = (x.astype("float64") for x in _inputs(rng))
     params = [p.astype("float64") for p in _params(rng)]
-    analytic, numeric = run_gradient(
-        q, k, v, VALID_LENS["2d"], params, rng.standard_normal((B, T, D))
-    )
-    expect_close(
-        analytic,
-        numeric,
+    valid = VALID_LENS["2d"]
+    probe_weights = rng.standard_normal((B, T, D))
+    got = run_gradient(q, k, v, valid, params, probe_weights)
+    expect_gradient(
+        got,
+        ref_gradient(q, k, v, valid, params, probe_weights),
         "MultiHeadAttention d(loss)/d(queries) vs centred differences",
         tol=GRAD,
     )

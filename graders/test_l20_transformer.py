@@ -19,6 +19,8 @@ import numpy as np
 import pytest
 
 from graders.lib import properties
+from graders.lib.contract import centred_differences
+from graders.lib.contract import expect_gradient
 from graders.lib.contract import expect_layer_contract
 from graders.lib.contract import expect_value_errors
 from graders.lib.conventions import KERAS_LAYER_NORM_EPSILON
@@ -37,11 +39,13 @@ from graders.lib.judge import expect_close
 from graders.lib.judge import expect_shape
 from graders.lib.judge import fail
 from graders.lib.judge import mistake_outputs
-from graders.lib.probes import gradient_check
+from graders.lib.probes import in_float64
 from graders.lib.probes import layer_contract
+from graders.lib.probes import tape_gradient
 from graders.lib.probes import value_errors
 from graders.lib.references import softmax
 from graders.lib.tolerances import EXACT
+from graders.lib.tolerances import F64
 from graders.lib.tolerances import GRAD
 from m2t.grading.probe import Lesson
 
@@ -189,12 +193,13 @@ def ref_causal_keep(num_queries, num_keys, mistake=None):
 @reference
 def ref_attention(Xq, Xkv, keep, params):
     """Keras MHA in float64; `keep` (B or 1, T, S) or None. A fully masked
-    row comes out uniform, as Keras's fused attention gives it."""
+    row comes out uniform, as Keras's fused attention gives it. The head
+    size Dk is the kernels' last axis."""
     wq, wk, wv, wo = (np.asarray(p, np.float64) for p in params)
     q = np.einsum("btd,dhk->bhtk", Xq, wq)
     k = np.einsum("bsd,dhk->bhsk", Xkv, wk)
     v = np.einsum("bsd,dhk->bhsk", Xkv, wv)
-    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(DK)  # (B, H, T, S)
+    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(wq.shape[-1])  # (B,H,T,S)
     if keep is not None:
         scores = np.where(keep[:, None], scores, MASK_FILL)
     heads = np.einsum("bhts,bhsk->bthk", softmax(scores), v)
@@ -314,6 +319,18 @@ def ref_greedy(src, src_valid, p, bos, eos, num_steps, mistake=None):
     is_eos = tokens == eos
     lengths = np.where(is_eos.any(1), is_eos.argmax(1), num_steps)
     return tokens, lengths
+
+
+@reference
+def ref_block_gradient(X, valid_lens, params, probe_weights):
+    """d sum(block(X) * probe_weights) / dX, of X's shape: centred
+    differences of the float64 encoder block with `params`."""
+
+    def loss(x):
+        out = ref_encoder_block(x, valid_lens, params)
+        return np.sum(out * probe_weights)
+
+    return centred_differences(loss, X)
 
 
 _diagnoses = partial(mistake_outputs, mistakes=MISTAKES)
@@ -560,32 +577,44 @@ def run_contract(m, kind, rng_seed):
 
 @lesson.probe
 def run_gradient(m, X, valid_lens, probe_weights):
+    """A small float64 encoder block with random weights: its output, the
+    tape gradient of sum(block(X) * probe_weights) with respect to X and
+    the weights; where float64 fails inside the block, its error. Either way
+    the (class, compute dtype) of each sublayer that does not compute in
+    float64 (a Keras layer made without dtype= computes in float32)."""
     import keras
-    import tensorflow as tf
 
     from m2t.grading.probe import StudentError
 
     blk = m.TransformerEncoderBlock(8, 5, 2, dtype="float64")
-    blk(X, valid_lens)
-    _randomize(blk, 9)
 
-    @tf.function  # traced once; called 2 * X.size times
     def f(x):
         return keras.ops.sum(blk(x, valid_lens) * probe_weights)
 
-    # (class, compute dtype) of each sublayer that does not compute in
-    # float64: a Keras layer made without dtype= computes in float32.
+    error = None
+    try:
+        in_float64(blk, X, valid_lens)  # build
+        _randomize(blk, 9)
+        output = in_float64(blk, X, valid_lens)
+        gradient = tape_gradient(f, X)
+    except (StudentError, TypeError, ValueError) as e:
+        error = e
     narrow = [
         (type(sub).__name__, str(sub.compute_dtype))
         for sub in blk._flatten_layers(include_self=False)
         if sub.compute_dtype != "float64"
     ]
-    try:
-        return {"gradient": gradient_check(f, X), "narrow": narrow}
-    except (StudentError, TypeError, ValueError) as e:
-        if not narrow:
-            raise
-        return {"error": f"{type(e).__name__}: {e}", "narrow": narrow}
+    if error is None:
+        params = _encoder_block_params(blk)
+        return {
+            "output": output,
+            "gradient": gradient,
+            "params": params,
+            "narrow": narrow,
+        }
+    if not narrow:
+        raise error
+    return {"error": f"{type(error).__name__}: {error}", "narrow": narrow}
 
 
 # ------------------------------------------------------------------ inputs
@@ -1081,9 +1110,9 @@ def test_keras_layer_contract(kind):
 def test_encoder_block_gradient_matches_centred_differences(rng):
     """A small float64 block: X (1, 3, 8), 2 heads of 4, FFN 5."""
     X = rng.standard_normal((1, 3, 8))
-    got = run_gradient(
-        X, np.array([2], "int32"), rng.standard_normal((1, 3, 8))
-    )
+    valid = np.array([2], "int32")
+    probe_weights = rng.standard_normal((1, 3, 8))
+    got = run_gradient(X, valid, probe_weights)
     what = "TransformerEncoderBlock d(loss)/d(X) vs centred differences"
     narrow = ", ".join(
         f"{name}() computes in {dtype}" for name, dtype in got["narrow"]
@@ -1095,10 +1124,17 @@ def test_encoder_block_gradient_matches_centred_differences(rng):
     )
     if "error" in got:
         fail([f"{what}: the block raised {got['error'].splitlines()[0]}", hint])
-    analytic, numeric = got["gradient"]
     expect_close(
-        analytic,
-        numeric,
+        got["output"],
+        ref_encoder_block(X, valid, got["params"]),
+        "TransformerEncoderBlock(dtype='float64') output",
+        tol=F64,
+        diagnoses=_diagnoses(ref_encoder_block, X, valid, got["params"]),
+        hint=hint if got["narrow"] else "",
+    )
+    expect_gradient(
+        got["gradient"],
+        ref_block_gradient(X, valid, got["params"], probe_weights),
         what,
         tol=GRAD,
         hint=hint if got["narrow"] else "",

@@ -290,6 +290,7 @@ def expect_gradient(
     what: str,
     *,
     tol: Mapping[str, float] = GRAD,
+    hint: str = "",
 ) -> None:
     """The tape gradient a probe returned (`probes.tape_gradient`) equals
     the judge's own: `expected`, from a `@reference` that takes the
@@ -301,12 +302,14 @@ def expect_gradient(
         what: the gradient, for the message, e.g. "d(loss)/d(queries) vs
             centred differences" ("of the reference" follows).
         tol: see `tolerances.GRAD`.
+        hint: shown on failure (e.g. which sublayer computes in float32).
     """
     expect_close(
         got,
         expected,
         say("contract.gradient", what=what),
         tol=tol,
+        hint=hint,
     )
 
 

@@ -16,6 +16,11 @@ F32 = {"atol": 1e-5, "rtol": 1e-5}
 ELEMENTWISE = {"atol": 1e-6, "rtol": 1e-6}
 """A pure elementwise op in float32."""
 
+F64 = {"atol": 1e-9, "rtol": 1e-9}
+"""A layer built with dtype="float64" against a float64 NumPy reference:
+far below float32's rounding (6e-8), so a sublayer that computes in
+float32 shows."""
+
 GRAD = {"atol": 1e-6, "rtol": 1e-5}
 """A float64 gradient against centred differences."""
 
