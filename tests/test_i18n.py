@@ -156,6 +156,59 @@ def test_the_cli_remembers_lang_and_refuses_a_bad_value(repo):  # noqa: F811
     assert "Traceback" not in env.stderr
 
 
+def _every_help(parser, name: str = "m2t") -> dict[str, str]:
+    """`--help` of `parser` and of each of its subcommands, by name."""
+    import argparse
+
+    found = {name: parser.format_help()}
+    for action in parser._actions:  # argparse lists subparsers only there
+        if isinstance(action, argparse._SubParsersAction):
+            for command, sub in action.choices.items():
+                found.update(_every_help(sub, f"{name} {command}"))
+    return found
+
+
+def test_every_help_in_chinese_has_no_english_and_english_has_its_own():
+    from m2t.cli import build_parser
+
+    with i18n.using("zh"):
+        chinese = _every_help(build_parser())
+    assert {"m2t grade", "m2t dev mutants", "m2t train"} <= set(chinese)
+    for name, text in chinese.items():
+        assert text.startswith(f"用法：{name} "), text
+        assert "显示这段帮助并退出" in text, text
+        usage, _, body = text.partition("\n\n")  # the synopsis is code
+        left = english_sentences(body)
+        assert not left, f"`{name} --help` has English: {left}\n{text}"
+    with i18n.using("en"):
+        english = _every_help(build_parser())
+    assert english.keys() == chinese.keys()
+    assert "grade lessons (all by default)" in english["m2t"]
+    assert "usage: m2t grade" in english["m2t grade"], english["m2t grade"]
+
+
+def test_help_and_argparse_errors_follow_the_lang_flag(capsys):
+    from m2t.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["--lang", "zh", "grade", "--help"])
+    out = "".join(capsys.readouterr().out.split())  # as wrapped, unwrapped
+    assert "配合--roster：同时评分的提交份数" in out, out
+    assert f"每项检查的秒数上限（{settings.CHECK_TIMEOUT:g}）" in out, out
+    for argv, prog, said in [
+        (["grade", "-j", "two"], "m2t grade", "参数 -j/--jobs：无效的 int 值"),
+        (["hint"], "m2t hint", "缺少这些参数：lesson"),
+        (["list", "--bogus"], "m2t", "无法识别的参数：--bogus"),
+        (["hint", "1", "--all", "--reset"], "m2t hint", "参数 --reset：不能和"),
+    ]:
+        with pytest.raises(SystemExit) as stopped:  # parsing fails: no run
+            main(["--lang", "zh", *argv])
+        assert stopped.value.code == 2
+        err = capsys.readouterr().err
+        assert f"用法：{prog} " in err, err
+        assert f"{prog}：错误：{said}" in err, err
+
+
 # ------------------------------------------------------ the catalogues
 @pytest.mark.parametrize("name", sorted(CATALOGUES))
 def test_every_english_text_has_its_chinese_with_the_same_fields(name):

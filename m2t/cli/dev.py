@@ -24,6 +24,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from m2t import i18n
+
 
 def _full_repository(cmd: Callable[[argparse.Namespace], int]):
     """`cmd`, refused with a plain message where solutions/ (and so the
@@ -215,62 +217,57 @@ def _make_lessons(sub: argparse._SubParsersAction, text: str) -> None:
     make.add_argument(
         "--check",
         action="store_true",
-        help="fail if lessons/ is stale or a TODO dictates the code",
+        help=i18n.text("help.make_lessons.check"),
     )
-    make.add_argument("--solutions", help="the solutions folder (solutions/)")
-    make.add_argument("--lessons", help="the lessons folder (lessons/)")
     make.add_argument(
-        "--markdown",
-        help="write the TODO and hint figures per lesson to this file "
-        "(docs/specs.md)",
+        "--solutions", help=i18n.text("help.make_lessons.solutions")
+    )
+    make.add_argument("--lessons", help=i18n.text("help.make_lessons.lessons"))
+    make.add_argument(
+        "--markdown", help=i18n.text("help.make_lessons.markdown")
     )
     make.set_defaults(func=cmd_make_lessons)
 
 
 def _check(sub: argparse._SubParsersAction, text: str) -> None:
     check = sub.add_parser("check", help=text)
-    check.add_argument("lessons", nargs="*")
+    check.add_argument("lessons", nargs="*", help=i18n.text("help.dev.lessons"))
     check.add_argument(
-        "--lessons-dir", help="grade this folder as the untouched skeletons"
+        "--lessons-dir", help=i18n.text("help.check.lessons_dir")
     )
     check.set_defaults(func=cmd_check)
 
 
 def _mutants(sub: argparse._SubParsersAction, text: str) -> None:
     mut = sub.add_parser("mutants", help=text)
-    mut.add_argument("lessons", nargs="*")
-    mut.add_argument("--markdown", help="also write the table to this file")
+    mut.add_argument("lessons", nargs="*", help=i18n.text("help.dev.lessons"))
+    mut.add_argument("--markdown", help=i18n.text("help.mutants.markdown"))
     mut.add_argument(
-        "--json",
-        metavar="PATH",
-        help="also write each mutant's outcome, the failing checks' "
-        "messages included, to this file",
+        "--json", metavar="PATH", help=i18n.text("help.mutants.json")
     )
     mut.set_defaults(func=cmd_mutants)
 
 
 def _mutation(sub: argparse._SubParsersAction, text: str) -> None:
     mut = sub.add_parser("mutation", help=text)
-    mut.add_argument("lessons", nargs="*")
-    mut.add_argument("--markdown", help="write here (docs/mutation.md)")
+    mut.add_argument("lessons", nargs="*", help=i18n.text("help.dev.lessons"))
+    mut.add_argument("--markdown", help=i18n.text("help.mutation.markdown"))
     mut.add_argument(
         "--reclassify",
         action="store_true",
-        help="grade nothing: move the listed survivors that "
-        "solutions/mutants/equivalent.toml now names to the equivalents",
+        help=i18n.text("help.mutation.reclassify"),
     )
     mut.add_argument(
         "--survivors",
         action="store_true",
-        help="grade only the survivors listed in the markdown again (after "
-        "adding checks), then --reclassify",
+        help=i18n.text("help.mutation.survivors"),
     )
     mut.set_defaults(func=cmd_mutation)
 
 
 def _make_fixtures(sub: argparse._SubParsersAction, text: str) -> None:
     fix = sub.add_parser("make-fixtures", help=text)
-    fix.add_argument("lessons", nargs="*", help="e.g. 16 (all by default)")
+    fix.add_argument("lessons", nargs="*", help=i18n.text("help.dev.lessons"))
     fix.set_defaults(func=cmd_make_fixtures)
 
 
@@ -281,65 +278,42 @@ def _release(sub: argparse._SubParsersAction, text: str) -> None:
     rel.add_argument(
         "lessons",
         nargs="*",
-        help="with --gradescope: the lessons the autograder grades (all)",
+        help=i18n.text("help.release.lessons"),
     )
-    rel.add_argument(
-        "--out", help="write the student edition here (an empty or new folder)"
-    )
+    rel.add_argument("--out", help=i18n.text("help.release.out"))
     rel.add_argument(
         "--gradescope",
         metavar="ZIP",
-        help="write Gradescope's autograder bundle here (autograder.zip)",
+        help=i18n.text("help.release.gradescope"),
     )
     rel.add_argument(
         "--grading-lang",
         choices=GRADING_LANGS,
         default="submission",
-        help="with --gradescope: the results' language, en or zh for the "
-        "course, or each submission's own (its .m2t/lang; default)",
+        help=i18n.text("help.release.grading_lang"),
     )
     rel.set_defaults(func=cmd_release)
 
 
 def _new_lesson(sub: argparse._SubParsersAction, text: str) -> None:
     new = sub.add_parser("new-lesson", help=text)
-    new.add_argument("number", help="the lesson number, e.g. 21")
-    new.add_argument("topic", help="lower_snake_case, e.g. layer_norm")
-    new.add_argument("--title", help="the title (default: from the topic)")
+    new.add_argument("number", help=i18n.text("help.new_lesson.number"))
+    new.add_argument("topic", help=i18n.text("help.new_lesson.topic"))
+    new.add_argument("--title", help=i18n.text("help.new_lesson.title"))
     new.set_defaults(func=cmd_new_lesson)
 
 
-COMMANDS: dict[str, tuple[Callable, str]] = {
-    "make-lessons": (_make_lessons, "regenerate lessons/ from solutions/"),
-    "check": (
-        _check,
-        "self-check: lessons up to date, every check passes on solutions "
-        "and fails as not started on the skeletons",
-    ),
-    "mutants": (
-        _mutants,
-        "grade every known mistake: each must be caught and named",
-    ),
-    "mutation": (
-        _mutation,
-        "mutation testing: cosmic-ray's mutants of the solution regions, "
-        "each graded; writes docs/mutation.md",
-    ),
-    "make-fixtures": (
-        _make_fixtures,
-        "record the references' outputs on the public inputs "
-        "(graders/fixtures/, for the student edition)",
-    ),
-    "release": (
-        _release,
-        "build the student edition (no solutions, no keys)",
-    ),
-    "new-lesson": (
-        _new_lesson,
-        "write every file of a new lesson and its curriculum entry",
-    ),
+COMMANDS: dict[str, Callable] = {
+    "make-lessons": _make_lessons,
+    "check": _check,
+    "mutants": _mutants,
+    "mutation": _mutation,
+    "make-fixtures": _make_fixtures,
+    "release": _release,
+    "new-lesson": _new_lesson,
 }
-"""The authoring commands: name -> (adds its parser, help)."""
+"""The authoring commands: name -> adds its parser (its help: m2t/messages
+`help.dev.<name>`, dashes as underscores)."""
 
 OLD_NAMES = ("make-lessons", "check", "mutants", "release")
 """The authoring commands that were top-level before `m2t dev`."""
@@ -350,12 +324,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     top level too under its old name."""
     dev = sub.add_parser(
         "dev",
-        help="authoring: make-lessons, check, mutants, release, new-lesson",
-        description="The course author's commands (the full repository).",
+        help=i18n.text("help.dev.command"),
+        description=i18n.text("help.dev.description"),
     )
-    inner = dev.add_subparsers(dest="dev_command", required=True)
-    for add, text in COMMANDS.values():
-        add(inner, text)
+    inner = dev.add_subparsers(
+        dest="dev_command", required=True, title=i18n.text("help.commands")
+    )
+    for name, add in COMMANDS.items():
+        add(inner, _help(name))
     for name in OLD_NAMES:
-        add, text = COMMANDS[name]
-        add(sub, f"{text} (= m2t dev {name})")
+        text = i18n.text("help.dev.old_name", text=_help(name), name=name)
+        COMMANDS[name](sub, text)
+
+
+def _help(name: str) -> str:
+    """The help of authoring command `name` in the run's language."""
+    return i18n.text(f"help.dev.{name.replace('-', '_')}")

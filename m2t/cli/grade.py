@@ -150,78 +150,49 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add `grade` and `list` to the `m2t` parser."""
-    grade = sub.add_parser("grade", help="grade lessons (all by default)")
-    grade.add_argument(
-        "lessons", nargs="*", help="e.g. 16, l16, l16_attention_scoring"
-    )
-    grade.add_argument(
-        "--impl",
-        default="lessons",
-        help="lessons (default), solutions, or a folder of lesson files",
-    )
-    grade.add_argument(
-        "--submission",
-        help="grade the lesson files (and answers.toml) in this folder or "
-        "student edition, in a sandboxed worker: untrusted code",
-    )
-    grade.add_argument(
-        "--roster",
-        help="grade a class: each sub-folder of this folder is a submission "
-        "(or a CSV of name,path); writes a gradebook and a class report",
-    )
-    grade.add_argument(
-        "-j",
-        "--jobs",
-        type=int,
-        default=1,
-        help="with --roster: submissions graded at once (1)",
-    )
-    grade.add_argument(
-        "--out",
-        help="with --roster: the folder for the gradebook, the class report "
-        "and each student's results (ROSTER-grades)",
-    )
+
+    def say(key: str, **fields: str) -> str:
+        return i18n.text(f"help.grade.{key}", **fields)
+
+    grade = sub.add_parser("grade", help=say("command"))
+    grade.add_argument("lessons", nargs="*", help=i18n.text("help.lesson"))
+    grade.add_argument("--impl", default="lessons", help=say("impl"))
+    grade.add_argument("--submission", help=say("submission"))
+    grade.add_argument("--roster", help=say("roster"))
+    grade.add_argument("-j", "--jobs", type=int, default=1, help=say("jobs"))
+    grade.add_argument("--out", help=say("out"))
     grade.add_argument(
         "--allow-weaker-sandbox",
         action="store_true",
-        help="with --submission: grade even where this machine lacks a "
-        "layer of the sandbox (the report names it)",
+        help=say("allow_weaker_sandbox"),
     )
-    grade.add_argument(
-        "--seed",
-        type=int,
-        help="seed of the graders' inputs (default: the public seed; with "
-        "--submission a fresh one each run, written in the report)",
-    )
+    grade.add_argument("--seed", type=int, help=say("seed"))
     grade.add_argument(
         "--lang-of-submission",
         action="store_true",
-        help="with --submission: report in the language the submission "
-        "chose (its .m2t/lang, written by `m2t --lang`), else in this run's",
+        help=say("lang_of_submission"),
     )
-    grade.add_argument("--report", help="write Gradescope results.json here")
-    grade.add_argument("--junit", help="write JUnit XML here")
+    grade.add_argument("--report", help=say("report"))
+    grade.add_argument("--junit", help=say("junit"))
     grade.add_argument(
         "--lesson-timeout",
         type=float,
         default=settings.LESSON_TIMEOUT,
-        help="with --submission: seconds all probes of a lesson may take "
-        f"({settings.LESSON_TIMEOUT:g})",
+        help=say("lesson_timeout", seconds=f"{settings.LESSON_TIMEOUT:g}"),
     )
     grade.add_argument(
         "--timeout",
         type=float,
         default=settings.CHECK_TIMEOUT,
-        help=f"seconds per check ({settings.CHECK_TIMEOUT:g})",
+        help=i18n.text("help.timeout", seconds=f"{settings.CHECK_TIMEOUT:g}"),
     )
     grade.add_argument(
-        "-v",
-        "--verbose",
-        action="store_true",
-        help="full messages and pytest output",
+        "-v", "--verbose", action="store_true", help=say("verbose")
     )
     grade.set_defaults(func=cmd_grade)
 
-    lst = sub.add_parser("list", help="the lessons in order with their status")
-    lst.add_argument("--impl", default="lessons")
+    lst = sub.add_parser("list", help=i18n.text("help.list.command"))
+    lst.add_argument(
+        "--impl", default="lessons", help=i18n.text("help.list.impl")
+    )
     lst.set_defaults(func=cmd_list)

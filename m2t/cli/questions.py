@@ -94,27 +94,27 @@ def cmd_explain(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     """Add `answers-template` and `explain` to the `m2t` parser."""
     tpl = sub.add_parser(
-        "answers-template",
-        help="write lessons/answers.toml, every question of the bank",
+        "answers-template", help=i18n.text("help.answers_template.command")
     )
     tpl.add_argument(
-        "--check", action="store_true", help="fail if the file is stale"
+        "--check",
+        action="store_true",
+        help=i18n.text("help.answers_template.check"),
     )
-    tpl.add_argument("--output", help="write here instead")
+    tpl.add_argument("--output", help=i18n.text("help.answers_template.output"))
     tpl.add_argument(
-        "--force", action="store_true", help="overwrite answers already there"
+        "--force",
+        action="store_true",
+        help=i18n.text("help.answers_template.force"),
     )
     tpl.set_defaults(func=cmd_answers_template)
 
-    exp = sub.add_parser(
-        "explain",
-        help="the explanations of the questions you answered correctly",
-    )
-    exp.add_argument("ids", nargs="*", help="question ids or lessons")
-    exp.add_argument("--impl", default="lessons")
+    exp = sub.add_parser("explain", help=i18n.text("help.explain.command"))
+    exp.add_argument("ids", nargs="*", help=i18n.text("help.explain.ids"))
     exp.add_argument(
-        "--all",
-        action="store_true",
-        help="every question, with its key (the instructor's release)",
+        "--impl", default="lessons", help=i18n.text("help.explain.impl")
+    )
+    exp.add_argument(
+        "--all", action="store_true", help=i18n.text("help.explain.all")
     )
     exp.set_defaults(func=cmd_explain)

@@ -113,67 +113,55 @@ def cmd_notebook(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Register the student loop's subcommands on the `m2t` parser."""
-    hint = sub.add_parser(
-        "hint", help="the next hint of a lesson (idea, API, then shapes)"
-    )
-    hint.add_argument("lesson", help="e.g. 16, l16, l16_attention_scoring")
+    hint = sub.add_parser("hint", help=i18n.text("help.hint.command"))
+    hint.add_argument("lesson", help=i18n.text("help.lesson"))
     group = hint.add_mutually_exclusive_group()
     group.add_argument(
-        "--all", action="store_true", help="every hint unlocked so far"
+        "--all", action="store_true", help=i18n.text("help.hint.all")
     )
     group.add_argument(
-        "--reset", action="store_true", help="lock the hints again"
+        "--reset", action="store_true", help=i18n.text("help.hint.reset")
     )
     hint.set_defaults(func=cmd_hint)
 
-    watch = sub.add_parser(
-        "watch", help="regrade the lesson you are editing on every save"
+    watch = sub.add_parser("watch", help=i18n.text("help.watch.command"))
+    watch.add_argument("lesson", nargs="?", help=i18n.text("help.watch.lesson"))
+    watch.add_argument(
+        "--impl", default="lessons", help=i18n.text("help.watch.impl")
     )
     watch.add_argument(
-        "lesson", nargs="?", help="start here (default: first unfinished)"
-    )
-    watch.add_argument(
-        "--impl", default="lessons", help="lessons (default) or a folder"
-    )
-    watch.add_argument(
-        "--poll",
-        action="store_true",
-        help="poll modification times only (no file-system events)",
+        "--poll", action="store_true", help=i18n.text("help.watch.poll")
     )
     watch.add_argument(
         "--interval",
         type=float,
         default=0.25,
-        help="seconds between polls (0.25)",
+        help=i18n.text("help.watch.interval"),
     )
     watch.add_argument(
-        "--max-grades",
-        type=int,
-        help="stop after this many completed grades (for scripts)",
+        "--max-grades", type=int, help=i18n.text("help.watch.max_grades")
     )
     watch.add_argument(
         "--timeout",
         type=float,
         default=settings.CHECK_TIMEOUT,
-        help=f"seconds per check ({settings.CHECK_TIMEOUT:g})",
+        help=i18n.text("help.timeout", seconds=f"{settings.CHECK_TIMEOUT:g}"),
     )
     watch.set_defaults(func=cmd_watch)
 
-    prog = sub.add_parser(
-        "progress", help="lessons done, in progress, not started; points"
+    prog = sub.add_parser("progress", help=i18n.text("help.progress.command"))
+    prog.add_argument(
+        "--impl", default="lessons", help=i18n.text("help.progress.impl")
     )
-    prog.add_argument("--impl", default="lessons")
     prog.set_defaults(func=cmd_progress)
 
-    rst = sub.add_parser(
-        "reset", help="restore a lesson's skeleton (keeps a backup)"
+    rst = sub.add_parser("reset", help=i18n.text("help.reset.command"))
+    rst.add_argument("lesson", help=i18n.text("help.lesson"))
+    rst.add_argument(
+        "--yes", action="store_true", help=i18n.text("help.reset.yes")
     )
-    rst.add_argument("lesson")
-    rst.add_argument("--yes", action="store_true", help="do not ask")
     rst.set_defaults(func=cmd_reset)
 
-    nb = sub.add_parser(
-        "notebook", help="write the lesson's .ipynb from notebooks/*.py"
-    )
-    nb.add_argument("lesson")
+    nb = sub.add_parser("notebook", help=i18n.text("help.notebook.command"))
+    nb.add_argument("lesson", help=i18n.text("help.lesson"))
     nb.set_defaults(func=cmd_notebook)

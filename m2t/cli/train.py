@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from m2t import i18n
+
 
 def cmd_train(args: argparse.Namespace) -> int:
     from m2t import ROOT
@@ -82,47 +84,43 @@ def _setting(text: str) -> tuple[str, object]:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add `train` to the `m2t` parser."""
+
+    def say(key: str) -> str:
+        return i18n.text(f"help.train.{key}")
+
     train = sub.add_parser(
         "train",
-        help="train a reference model with tf.distribute (instructors)",
-        description="Train a reference model (solutions/) on CPU, GPUs, a "
-        "TPU or several workers; writes report.json, plots, TensorBoard "
-        "logs and checkpoints to --out.",
+        help=say("command"),
+        description=say("description"),
     )
-    train.add_argument("model", nargs="?", help="e.g. transformer (--list)")
-    train.add_argument(
-        "--list", action="store_true", help="the models and their settings"
-    )
+    train.add_argument("model", nargs="?", help=say("model"))
+    train.add_argument("--list", action="store_true", help=say("list"))
     train.add_argument(
         "--data",
         choices=("embedded", "real"),
         default="embedded",
-        help="embedded: generated, no network (default); real: d2l's data",
+        help=say("data"),
     )
-    train.add_argument("--epochs", type=int)
-    train.add_argument(
-        "--batch-size", type=int, help="global, split across replicas"
-    )
-    train.add_argument("--lr", type=float, help="used as given (not scaled)")
+    train.add_argument("--epochs", type=int, help=say("epochs"))
+    train.add_argument("--batch-size", type=int, help=say("batch_size"))
+    train.add_argument("--lr", type=float, help=say("lr"))
     train.add_argument(
         "--strategy",
         choices=("auto", "default", "mirrored", "multiworker", "tpu"),
         default="auto",
-        help="auto: TPU, else TF_CONFIG workers, else several GPUs, else one "
-        "device; mirrored without GPUs: --cpu-replicas logical CPUs",
+        help=say("strategy"),
     )
     train.add_argument(
         "--cpu-replicas",
         type=int,
         default=2,
         metavar="N",
-        help="--strategy mirrored on a machine without GPUs: split the CPU "
-        "into N replicas (default 2)",
+        help=say("cpu_replicas"),
     )
     train.add_argument(
         "--mixed-precision",
         action="store_true",
-        help="float16 compute (bfloat16 on TPU)",
+        help=say("mixed_precision"),
     )
     train.add_argument(
         "--jit",
@@ -130,36 +128,33 @@ def register(sub: argparse._SubParsersAction) -> None:
         const="on",
         default="auto",
         choices=("auto", "on", "off"),
-        help="XLA; auto: on GPU/TPU only (slower on CPU for most models)",
+        help=say("jit"),
     )
-    train.add_argument("--out", help="output folder (runs/MODEL-DATA)")
+    train.add_argument("--out", help=say("out"))
     train.add_argument(
         "--resume",
         action="store_true",
-        help="continue the unfinished run in --out, if any (a finished "
-        "one is left as it is)",
+        help=say("resume"),
     )
     train.add_argument(
         "--overwrite",
         action="store_true",
-        help="train again into an --out that holds a run (finished or not)",
+        help=say("overwrite"),
     )
-    train.add_argument("--seed", type=int, default=0)
-    train.add_argument(
-        "--smoke", action="store_true", help="tiny sizes, a few steps"
-    )
+    train.add_argument("--seed", type=int, default=0, help=say("seed"))
+    train.add_argument("--smoke", action="store_true", help=say("smoke"))
     train.add_argument(
         "--set",
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="override a setting, e.g. --set num_hiddens=64",
+        help=say("set"),
     )
     train.add_argument(
         "--verbose",
         type=int,
         default=1,
         choices=(0, 1, 2),
-        help="0 silent, 1 progress bar (default), 2 a line per epoch",
+        help=say("verbose"),
     )
     train.set_defaults(func=cmd_train)
