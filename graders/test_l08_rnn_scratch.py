@@ -20,6 +20,7 @@ from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
 from graders.lib.judge import mistake_outputs
+from graders.lib.messages import say
 from graders.lib.probes import layer_contract
 from graders.lib.probes import state_gradient
 from graders.lib.probes import value_errors
@@ -314,10 +315,10 @@ def test_one_hot(rng, dtype):
     expect_close(
         run_one_hot(X, V),
         ref_one_hot(X, V),
-        "one_hot of (B, T) token indices",
+        say("l08.one_hot"),
         tol=EXACT,
         diagnoses={ONE_HOT_TIME_MAJOR: ref_one_hot(X, V, ONE_HOT_TIME_MAJOR)},
-        hint="(B, T) -> (B, T, V), batch axis first.",
+        hint=say("l08.one_hot_hint"),
     )
 
 
@@ -336,16 +337,16 @@ def test_rnn_matches_reference(rng, state):
     expect_close(
         out,
         ref_out,
-        "RNNScratch logits",
+        say("l08.logits"),
         diagnoses=mistake_outputs(
             ref_rnn, X, h0, weights, mistakes=RNN_MISTAKES, part=0
         ),
-        hint="logits (B, T, V): one H W_hq + b_q per step, stacked on axis 1.",
+        hint=say("l08.logits_hint"),
     )
     expect_close(
         new_state,
         ref_state,
-        "RNNScratch final state",
+        say("l08.final_state"),
         diagnoses=mistake_outputs(
             ref_rnn, X, h0, weights, mistakes=RNN_MISTAKES, part=1
         ),
@@ -363,7 +364,7 @@ def test_rnn_matches_keras_simple_rnn_after_weight_transfer(rng):
     expect_close(
         ours,
         keras_out,
-        "RNNScratch logits vs keras.layers.SimpleRNN + Dense",
+        say("l08.vs_keras"),
         diagnoses=mistake_outputs(
             ref_rnn, X, h0, weights, mistakes=RNN_MISTAKES, part=0
         ),
@@ -371,7 +372,7 @@ def test_rnn_matches_keras_simple_rnn_after_weight_transfer(rng):
     expect_close(
         state,
         keras_state,
-        "RNNScratch final state vs SimpleRNN's",
+        say("l08.vs_keras_state"),
         diagnoses=mistake_outputs(
             ref_rnn, X, h0, weights, mistakes=RNN_MISTAKES, part=1
         ),
@@ -387,13 +388,13 @@ def test_state_carries_across_calls(rng):
     expect_close(
         facts["begin_state"],
         np.zeros((B, U)),
-        "RNNScratch.begin_state(B)",
+        say("l08.begin_state"),
         tol=EXACT,
     )
     expect_close(
         facts["pieces"],
         facts["full"],
-        "RNNScratch logits: one call vs two calls carrying the state",
+        say("l08.pieces"),
         diagnoses=mistake_outputs(
             ref_rnn, X, np.zeros((B, U)), weights, mistakes=RNN_MISTAKES, part=0
         ),
@@ -401,7 +402,7 @@ def test_state_carries_across_calls(rng):
     expect_close(
         facts["last"],
         facts["state"],
-        "RNNScratch final state: one call vs two calls",
+        say("l08.pieces_state"),
     )
 
 
@@ -409,15 +410,14 @@ def test_keras_layer_contract(rng):
     facts = run_contract(_tokens(rng))
     expect(
         facts["weight_shapes"] == [(V, U), (U, U), (U,), (U, V), (V,)],
-        "RNNScratch weights: expected W_xh (V, U), W_hh (U, U), b_h (U,), "
-        f"W_hq (U, V), b_q (V,), got {facts['weight_shapes']}.",
+        say("l08.weight_shapes", got=facts["weight_shapes"]),
     )
     expect_layer_contract(
         facts,
         "RNNScratch",
         output_shape=(B, T, V),
         symbolic_shape=(None, T, V),
-        on="keras.Input((T,)) (None batch)",
+        on=say("l08.symbolic_on"),
         trainable=5,
     )
     expect_value_errors(facts["errors"])
@@ -434,7 +434,7 @@ def test_gradient_matches_centred_differences(rng, steps):
     expect_gradient(
         run_gradient(X, h0, weights, probe_out, probe_state),
         ref_state_gradient(X, h0, weights, probe_out, probe_state),
-        f"RNNScratch ({steps} step(s)) d(loss)/d(state) vs centred differences",
+        say("l08.gradient", steps=steps),
         tol=GRAD,
     )
 
@@ -459,21 +459,21 @@ def test_grad_clipping_matches_reference(rng, case):
     expected = ref_grad_clipping(grads, theta)
     expect(
         len(got) == len(grads),
-        f"grad_clipping returned {len(got)} gradients for {len(grads)}.",
+        say("l08.clip_count", got=len(got), expected=len(grads)),
     )
     for i, (g, e) in enumerate(zip(got, expected, strict=True)):
         diagnoses = {
             m: (lambda m=m, i=i: ref_grad_clipping(grads, theta, m)[i])
             for m in (CLIP_PER_TENSOR, CLIP_ALWAYS_SCALES)
         }
-        what = f"grad_clipping gradient {i} ({case} gradients, theta={theta})"
+        what = say(
+            "l08.clip_gradient", i=i, case=say(f"l08.clip_{case}"), theta=theta
+        )
         if case == "small":
             g = np.asarray(g)
             expect(
                 g.shape == e.shape and np.array_equal(g, grads[i]),
-                f"{what}: the global norm is below theta, so the gradient "
-                "must come back exactly as it was (the factor is "
-                "min(1, theta / ||g||) = 1).",
+                say("l08.clip_unchanged", what=what),
                 got=g,
                 diagnoses=diagnoses,
             )
@@ -489,7 +489,7 @@ def test_grad_clipping_global_norm_is_theta(rng, case):
     expect_close(
         np.array([norm]),
         np.array([theta]),
-        "the global norm of the clipped gradients",
+        say("l08.clip_norm"),
         diagnoses={
             CLIP_PER_TENSOR: np.array(
                 [
@@ -513,10 +513,9 @@ def test_grad_clipping_zero_gradients():
     for i, g in enumerate(got):
         expect(
             not np.isnan(np.asarray(g)).any(),
-            "grad_clipping of all-zero gradients gave NaN: theta / 0 is inf "
-            "and min(1, inf) = 1; avoid 0 * inf or 0 / 0.",
+            say("l08.clip_zeros_nan"),
         )
-        expect_close(g, grads[i], "grad_clipping of zero gradients", tol=EXACT)
+        expect_close(g, grads[i], say("l08.clip_zeros"), tol=EXACT)
 
 
 @pytest.mark.points(2)
@@ -533,15 +532,24 @@ def test_predict_matches_reference(rng, prefix, num_preds):
     text = "".join(VOCAB[int(i)] for i in expected)
     expect(
         isinstance(got, str) and len(got) == len(prefix) + num_preds,
-        f"predict({prefix!r}, {num_preds}) should return the prefix and "
-        f"{num_preds} more tokens ({len(prefix) + num_preds} characters), "
-        f"got {got!r}.",
+        say(
+            "l08.predict_length",
+            prefix=repr(prefix),
+            num_preds=num_preds,
+            total=len(prefix) + num_preds,
+            got=repr(got),
+        ),
     )
     expect_close(
         np.array([index.get(c, -1) for c in got], dtype=np.float64),
         expected,
-        f"predict({prefix!r}, {num_preds}) as token indices: expected "
-        f"{text!r}, got {got!r}",
+        say(
+            "l08.predict_tokens",
+            prefix=repr(prefix),
+            num_preds=num_preds,
+            expected=repr(text),
+            got=repr(got),
+        ),
         tol=EXACT,
         diagnoses=mistake_outputs(
             ref_predict,
@@ -562,11 +570,9 @@ def test_training_smoke(rng):
     n = len(VOCAB_TRAIN)
     expect(
         abs(before - n) < 0.5,
-        f"the untrained RNNScratch should have perplexity about V = {n} "
-        f"(uniform guesses), got {before:.3f}.",
+        say("l08.untrained", n=n, got=f"{before:.3f}"),
     )
     expect(
         after < before - 2.0,
-        f"8 training steps should lower the perplexity: {before:.2f} -> "
-        f"{after:.2f}.",
+        say("l08.trained", before=f"{before:.2f}", after=f"{after:.2f}"),
     )
