@@ -24,6 +24,7 @@ from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
 from graders.lib.judge import mistake_outputs
+from graders.lib.messages import say
 from graders.lib.probes import dropout_outputs
 from graders.lib.probes import layer_contract
 from graders.lib.probes import value_errors
@@ -257,23 +258,23 @@ def test_decoder_matches_reference(rng, masked):
     expect_close(
         weights,
         ref_weights,
-        "attention weights of every step (B, T, S)",
+        say("l17.weights"),
         diagnoses=_diagnoses(ref_decoder, *args, part=2),
-        hint="step t attends with the previous top-layer state as the query.",
+        hint=say("l17.weights_hint"),
         properties=[properties.rows_sum_to_one()]
         + ([properties.masked_keys(valid)] if masked else []),
     )
     expect_close(
         logits,
         ref_logits,
-        "decoder logits (B, T, V)",
+        say("l17.logits"),
         diagnoses=_diagnoses(ref_decoder, *args, part=0),
-        hint="GRU input [context, embedding]; logits = dense(top state).",
+        hint=say("l17.logits_hint"),
     )
     expect_close(
         state,
         ref_state,
-        "the state after the last step (B, L, Hd)",
+        say("l17.final_state"),
         diagnoses=_diagnoses(ref_decoder, *args, part=1),
     )
 
@@ -289,14 +290,14 @@ def test_three_layers_query_the_top_one(rng):
     expect_close(
         weights,
         ref_weights,
-        "attention weights of a 3-layer decoder (B, T, S)",
+        say("l17.deep_weights"),
         diagnoses=_diagnoses(ref_decoder, *args, part=2),
-        hint="the query is hidden[:, -1], the top layer, whatever L is.",
+        hint=say("l17.deep_hint"),
     )
     expect_close(
         logits,
         ref_logits,
-        "logits of a 3-layer decoder (B, T, V)",
+        say("l17.deep_logits"),
         diagnoses=_diagnoses(ref_decoder, *args, part=0),
     )
 
@@ -310,10 +311,12 @@ def test_masked_source_positions_get_zero_weight(rng):
     expect(
         np.all(weights[masked] == 0.0)
         and np.allclose(weights.sum(-1), 1.0, atol=1e-5),
-        "attention weights must be exactly 0 at source positions >= "
-        f"valid_len {VALID.tolist()} and sum to 1; got max "
-        f"{np.abs(weights[masked]).max():.3g} there and row sums "
-        f"{np.round(weights.sum(-1), 4).tolist()}.",
+        say(
+            "l17.masked",
+            valid=VALID.tolist(),
+            largest=f"{np.abs(weights[masked]).max():.3g}",
+            sums=np.round(weights.sum(-1), 4).tolist(),
+        ),
         got=weights,
         diagnoses=_diagnoses(
             ref_decoder, tokens, enc, hidden, VALID, params, part=2
@@ -336,13 +339,11 @@ def test_query_is_the_previous_state(rng):
     expect_close(
         logits2[:, 0],
         logits[:, 0],
-        "step 0's logits after changing the token of step 1",
+        say("l17.step0_logits"),
     )
     expect(
         moved[0] <= 1e-6 and moved[1] <= 1e-6 and moved[2] > 1e-4,
-        "the attention of steps 0 and 1 must not depend on step 1's token "
-        "(their queries are s_-1 and s_0), that of step 2 must; max change "
-        f"per step: {np.round(moved, 6).tolist()}.",
+        say("l17.query_previous", moved=np.round(moved, 6).tolist()),
         got=weights2,
         diagnoses=_diagnoses(
             ref_decoder, changed, enc, hidden, VALID, params, part=2
@@ -360,17 +361,17 @@ def test_step_by_step_equals_full_pass_and_any_length(rng):
     expect_close(
         np.concatenate(steps, axis=1),
         logits,
-        "decoding one token at a time (passing the state on) vs all T at once",
+        say("l17.stepwise"),
     )
-    expect_close(step_state, state, "the state after the last single step")
+    expect_close(step_state, state, say("l17.stepwise_state"))
     expect_close(
         long_logits,
         ref_decoder(longer, enc, hidden, VALID, params)[0],
-        "the same decoder on a target of 7 steps",
+        say("l17.longer", steps=longer.shape[1]),
         diagnoses=_diagnoses(
             ref_decoder, longer, enc, hidden, VALID, params, part=0
         ),
-        hint="no fixed number of steps inside the layer.",
+        hint=say("l17.longer_hint"),
     )
 
 
@@ -379,7 +380,7 @@ def test_dropout_only_in_training(rng):
     expect_dropout_only_in_training(
         run_dropout(tokens, enc, hidden, VALID),
         "Seq2SeqAttentionDecoder",
-        dropout="the dropout layers",
+        dropout=say("l17.dropout_layers"),
     )
 
 
@@ -397,18 +398,13 @@ def test_layer_dropout_acts_between_layers_only(rng):
             expect_close(
                 trained,
                 first,
-                "a 1-layer decoder, dropout=0.5, training=True, zero "
-                "encoder outputs (= inference: no layer below to drop)",
-                hint="dropout acts on the input of cells 1..L-1 only, "
-                "never on cell 0's [context, embedding].",
+                say("l17.one_layer_dropout"),
+                hint=say("l17.one_layer_hint"),
             )
         else:
             expect(
                 not np.allclose(trained, first),
-                "a 2-layer decoder, dropout=0.5, training=True, zero encoder "
-                "outputs: the output equals inference, so no dropout acts "
-                "between the GRU layers (cell 1 must read Dropout(cell 0's "
-                "state)).",
+                say("l17.two_layer_dropout"),
             )
 
 
@@ -425,8 +421,7 @@ def test_dropout_acts_on_the_attention_weights(rng):
     expect_close(
         weights,
         ref_weights,
-        "attend(..., training=True) weights with dropout=0.5 (those before "
-        "the dropout: each row sums to 1)",
+        say("l17.attend_weights"),
         diagnoses={
             DROPPED_WEIGHTS_RETURNED: lambda: nearest_dropped(
                 weights, ref_weights, 0.5
@@ -441,15 +436,13 @@ def test_dropout_acts_on_the_attention_weights(rng):
             0.5,
             then=lambda d: np.einsum("bms,bsh->bmh", d, values),
         ),
-        "attend(..., training=True) context with dropout=0.5: it must be "
-        "Σ_j Dropout(weights)_j values_j, for some mask of the keys",
+        say("l17.attend_context"),
         diagnoses={
             DROPOUT_ON_CONTEXT: lambda: nearest_dropped(
                 np.asarray(context)[..., None], ref_context[..., None], 0.5
             )[..., 0]
         },
-        hint="drop the weights (self.attention_dropout), then average the "
-        "values with them.",
+        hint=say("l17.attend_hint"),
     )
 
 
@@ -461,9 +454,8 @@ def test_keras_layer_contract(rng):
         "Seq2SeqAttentionDecoder",
         output_shape=(B, T, V),
         symbolic_shape=(None, None, V),
-        on="keras.Input (None batch and lengths)",
+        on=say("l17.symbolic_on"),
         trainable=1 + 3 + 3 * L + 2,
-        detail=" (embedding, W_q, W_k, w_v, 3 per GRU layer, dense kernel "
-        "and bias)",
+        detail=say("l17.trainable_detail"),
     )
     expect_value_errors(facts["errors"], quoted=True)
