@@ -27,6 +27,7 @@ from graders.lib.judge import expect
 from graders.lib.judge import expect_close
 from graders.lib.judge import expect_shape
 from graders.lib.judge import mistake_outputs
+from graders.lib.messages import say
 from graders.lib.probes import dropout_outputs
 from graders.lib.probes import in_float64
 from graders.lib.probes import layer_contract
@@ -362,11 +363,10 @@ def test_split_heads(rng):
     expect_close(
         split,
         ref_split_heads(X),
-        "split_heads(X (B, T, D), H)",
+        say("l18.split"),
         tol=EXACT,
         diagnoses={HEADS_WRONG_ORDER: ref_split_heads(X, H, HEADS_WRONG_ORDER)},
-        hint="(B, T, D) -> (B, T, H, Dk) -> (B, H, T, Dk); expected shape "
-        f"{(B, H, T, DK)}.",
+        hint=say("l18.split_hint", shape=(B, H, T, DK)),
     )
 
 
@@ -377,15 +377,15 @@ def test_merge_heads_inverts_split(rng):
     expect_close(
         merged,
         ref_merge_heads(Y),
-        "merge_heads(Y (B, H, T, Dk))",
+        say("l18.merge"),
         tol=EXACT,
         diagnoses={HEADS_WRONG_ORDER: ref_merge_heads(Y, HEADS_WRONG_ORDER)},
-        hint="(B, H, T, Dk) -> (B, T, H, Dk) -> (B, T, H * Dk).",
+        hint=say("l18.merge_hint"),
     )
     expect_close(
         roundtrip,
         X,
-        "merge_heads(split_heads(X, H)) must give X back",
+        say("l18.roundtrip"),
         tol=EXACT,
     )
 
@@ -406,11 +406,11 @@ def test_masked_softmax_values(rng, lens):
     expect_close(
         run_masked_softmax(scores, valid),
         ref_masked_softmax(scores, valid),
-        "masked_softmax weights (B, H, T, S)",
+        say("l18.softmax_weights"),
         diagnoses=_diagnoses(
             ref_masked_softmax, scores, valid, mistakes=SOFTMAX_MISTAKES
         ),
-        hint="the same (B, 1, T or 1, S) mask holds for every head.",
+        hint=say("l18.softmax_hint"),
         properties=_weight_properties(valid),
     )
 
@@ -428,8 +428,7 @@ def test_masked_weights_are_exactly_zero_and_rows_sum_to_one(rng, lens):
     )
     expect(
         np.all(got[~keep] == 0.0),
-        "masked_softmax: weights at keys >= valid_len must be exactly 0 in "
-        f"every head, got max {np.abs(got[~keep]).max():.3g} there.",
+        say("l18.masked_not_zero", largest=f"{np.abs(got[~keep]).max():.3g}"),
         got=got,
         diagnoses=diagnoses,
     )
@@ -437,7 +436,7 @@ def test_masked_weights_are_exactly_zero_and_rows_sum_to_one(rng, lens):
     expect_close(
         got.sum(-1),
         rows.astype(np.float64),
-        "masked_softmax row sums (1 where valid_len > 0, else 0)",
+        say("l18.row_sums"),
         diagnoses={
             m: (lambda m=m: diagnoses[m]().sum(-1)) for m in SOFTMAX_MISTAKES
         },
@@ -455,16 +454,16 @@ def test_mha_matches_reference(rng, lens):
     expect_close(
         weights,
         ref_weights,
-        "MultiHeadAttention weights (B, H, T, S)",
+        say("l18.weights"),
         diagnoses=_diagnoses(ref_mha, q, k, v, valid, params, part=1),
         properties=_weight_properties(valid),
     )
     expect_close(
         out,
         ref_out,
-        "MultiHeadAttention output (B, T, D)",
+        say("l18.output"),
         diagnoses=_diagnoses(ref_mha, q, k, v, valid, params, part=0),
-        hint="output = W_o(merge_heads(weights @ v)).",
+        hint=say("l18.output_hint"),
     )
 
 
@@ -480,7 +479,7 @@ def test_self_attention(rng):
     expect_close(
         out,
         ref_mha(X, X, X, valid, params)[0],
-        "MultiHeadAttention(X, X, X) (self-attention) output",
+        say("l18.self_attention"),
         diagnoses=_diagnoses(ref_mha, X, X, X, valid, params, part=0),
     )
 
@@ -500,16 +499,15 @@ def test_matches_keras_mha_by_weight_transfer(rng, bias, lens):
     expect_close(
         weights,
         keras_weights,
-        "attention weights vs keras.layers.MultiHeadAttention (same weights)",
+        say("l18.keras_weights"),
         diagnoses=_diagnoses(ref_mha, q, k, v, valid, params, part=1),
     )
     expect_close(
         out,
         keras_out,
-        "output vs keras.layers.MultiHeadAttention (same weights)",
+        say("l18.keras_output"),
         diagnoses=_diagnoses(ref_mha, q, k, v, valid, params, part=0),
-        hint="Keras's query kernel (Din, H, Dk) is W_q reshaped: head h is "
-        "the column block h*Dk:(h+1)*Dk.",
+        hint=say("l18.keras_hint"),
     )
 
 
@@ -520,16 +518,20 @@ def test_heads_do_not_share_projections(rng, head):
     params = _params(rng)
     delta = rng.standard_normal((DQ, DK)).astype("float32")
     before, after = run_perturbed_head(q, k, v, params, head, delta)
-    expect_shape(after, (B, H, T, S), "attention weights")
+    expect_shape(after, (B, H, T, S), say("l18.attention_weights"))
     others = [h for h in range(H) if h != head]
     moved = np.abs(after - before).astype(np.float64).max(axis=(0, 2, 3))
     changed = params[0].copy()
     changed[:, head * DK : (head + 1) * DK] += delta
     expect(
         moved[head] > 1e-3 and np.all(moved[others] <= 1e-6),
-        f"changing head {head}'s columns {head * DK}:{(head + 1) * DK} of "
-        f"W_q must change head {head}'s weights only; max change per head: "
-        f"{np.round(moved, 4).tolist()}.",
+        say(
+            "l18.one_head",
+            head=head,
+            start=head * DK,
+            stop=(head + 1) * DK,
+            moved=np.round(moved, 4).tolist(),
+        ),
         got=after,
         diagnoses={
             HEADS_WRONG_ORDER: lambda: ref_mha(
@@ -548,15 +550,15 @@ def test_variable_sequence_lengths(rng):
     expect_close(
         out1,
         ref_mha(*first, params)[0],
-        "MultiHeadAttention output with T=3, S=5",
+        say("l18.first_lengths"),
         diagnoses=_diagnoses(ref_mha, *first, params, part=0),
     )
     expect_close(
         out2,
         ref_mha(*second, params)[0],
-        "the same layer called again with T=7, S=9",
+        say("l18.second_lengths"),
         diagnoses=_diagnoses(ref_mha, *second, params, part=0),
-        hint="no fixed length inside the layer: take T and S from ops.shape.",
+        hint=say("l18.lengths_hint"),
     )
 
 
@@ -583,15 +585,14 @@ def test_dropout_acts_on_the_attention_weights(rng):
     expect_close(
         weights,
         ref_weights,
-        "MultiHeadAttention(dropout=0.5) weights with training=True (those "
-        "before the dropout: each row sums to 1)",
+        say("l18.dropout_weights"),
         diagnoses={
             DROPPED_WEIGHTS_RETURNED: lambda: nearest_dropped(
                 weights, ref_weights, 0.5
             )
         },
     )
-    expect_shape(out, (B, T, D), "MultiHeadAttention output")
+    expect_shape(out, (B, T, D), say("l18.dropout_shape"))
     out = np.asarray(out, np.float64)
     values = (np.asarray(v, np.float64) @ W_v)[:, None, :, :DK]  # (B,1,S,Dk)
     head = nearest_dropped(
@@ -600,16 +601,13 @@ def test_dropout_acts_on_the_attention_weights(rng):
     expect_close(
         out,
         np.concatenate([head, np.zeros((B, T, D - DK))], axis=-1),
-        "MultiHeadAttention(dropout=0.5) output with training=True, W_o = I "
-        "and only head 0's values: it must be Dropout(weights) V, for some "
-        "mask of the keys",
+        say("l18.dropout_output"),
         diagnoses={
             DROPOUT_ON_OUTPUT: lambda: nearest_dropped(
                 out[..., None], ref_out[..., None], 0.5
             )[..., 0]
         },
-        hint="drop the attention weights (self.attention_dropout), then "
-        "average the values with them.",
+        hint=say("l18.dropout_hint"),
     )
 
 
@@ -622,7 +620,7 @@ def test_keras_layer_contract(rng, bias):
         f"MultiHeadAttention(bias={bias})",
         output_shape=(B, T, D),
         symbolic_shape=(None, None, D),
-        on="keras.Input (None batch and lengths)",
+        on=say("l18.symbolic_on"),
         trainable=8 if bias else 4,
     )
     expect_value_errors(facts["errors"], quoted=True)
@@ -638,6 +636,6 @@ def test_gradient_matches_centred_differences(rng):
     expect_gradient(
         got,
         ref_gradient(q, k, v, valid, params, probe_weights),
-        "MultiHeadAttention d(loss)/d(queries) vs centred differences",
+        say("l18.gradient"),
         tol=GRAD,
     )
