@@ -391,6 +391,42 @@ def test_grade_of_the_question_list_in_chinese(tmp_path):
     _no_english(out)
 
 
+def test_an_unreadable_answers_toml_and_answers_in_chinese(tmp_path):
+    """answers.toml's errors (bad TOML, a table twice, nested too deeply)
+    and answers that cannot be read, as a student reads them in Chinese:
+    tomllib's own words quoted in 「」, the rest Chinese."""
+    from m2t import questions
+
+    path = tmp_path / "answers.toml"
+    path.write_text(
+        '[q16_2]\nanswer = "B"\n'
+        "[q16_4]\nanswer = (2, 3, 6)\n"  # line 4: not TOML
+        f"[q19_1]\nanswer = {'[' * 2000}{']' * 2000}\n"
+        '[q16_2]\nanswer = "A"\n',  # line 7: declared twice
+        encoding="utf-8",
+    )
+    bank = questions.bank()
+    with i18n.using("zh"):
+        errors = questions.read_answers(path).errors
+        unreadable = [
+            questions.judge(bank[qid], {"answer": answer}, None).message
+            for qid, answer in [
+                ("q16_2", "Z"),
+                ("q16_4", "2 x y"),
+                ("q19_1", "O(n^2 -"),
+                ("q01_2", "3,5"),
+            ]
+        ]
+    assert "第 4 行第 10 列：TOML 写法有误：「" in errors["q16_4"], errors
+    assert '文字要放在引号里：answer = "(2, 3, 6)"' in errors["q16_4"]
+    assert "嵌套太深" in errors["q19_1"] and "第 6 行" in errors["q19_1"]
+    assert "第 7 行：[q16_2] 声明了两次（第一次在第 1 行）" in errors["q16_2"]
+    assert "'Z' 不是选项；可选的是 A, B, C, D" in unreadable[0], unreadable
+    assert "'x' 不是轴的长度" in unreadable[1], unreadable
+    assert all("读不懂你的答案" in x for x in unreadable), unreadable
+    _no_english("\n".join([*errors.values(), *unreadable]))
+
+
 def test_watch_in_a_terminal_in_chinese(repo):  # noqa: F811
     env = {k: v for k, v in ZH.items() if k != "M2T_NO_CLEAR"}
     env["TERM"] = "xterm"

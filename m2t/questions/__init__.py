@@ -54,7 +54,6 @@ from m2t.questions.key import KEY_DIR
 from m2t.questions.key import Key
 from m2t.questions.key import load_key
 from m2t.questions.questionbank import BANK_DIR
-from m2t.questions.questionbank import FORMATS
 from m2t.questions.questionbank import KINDS
 from m2t.questions.questionbank import SEEDS
 from m2t.questions.questionbank import Option
@@ -70,7 +69,6 @@ __all__ = [
     "ANSWERS",
     "BANK_DIR",
     "EXPERIMENTS",
-    "FORMATS",
     "KEY_DIR",
     "KINDS",
     "SEEDS",

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from m2t import ROOT
+from m2t.i18n import text as _text
 from m2t.settings import tomllib
 
 ANSWERS = "answers.toml"
@@ -64,44 +65,52 @@ def _hint(lines: list[str], line: int) -> str:
     if not match or match.group(2)[:1] in ('"', "'", "[", ""):
         return ""
     if len(match.group(2)) > 80:
-        return '; text goes in quotes: answer = "..."'
+        return _text("answers.quote_long")
     key, value = match.groups()
     quoted = value.replace("\\", "\\\\").replace('"', '\\"')
-    return (
-        f'; text goes in quotes: {key} = "{quoted}" (numbers may stay '
-        "bare, lists go in [ ])"
-    )
+    return _text("answers.quote", key=key, value=quoted)
 
 
 def _toml_error(
     exc: Exception, path: Path, first_line: int, lines: list[str]
 ) -> str:
-    """tomllib's message with the line counted in the whole file, and a
-    hint where a value is not quoted; any other error (a value nested too
-    deeply, say) by its kind."""
+    """tomllib's message (its own words, quoted in Chinese) with the line
+    counted in the whole file, and a hint where a value is not quoted; any
+    other error (a value nested too deeply, say) by its kind; in the run's
+    language."""
     if not isinstance(exc, tomllib.TOMLDecodeError):
         reason = (
-            "nested too deeply"
+            _text("answers.nested")
             if isinstance(exc, RecursionError)
-            else f"{type(exc).__name__}"
+            else type(exc).__name__
         )
-        return (
-            f"{display(path)} line {first_line}: this table cannot be read "
-            f"({reason})"
+        return _text(
+            "answers.unreadable_table",
+            path=display(path),
+            line=first_line,
+            reason=reason,
         )
     message = str(exc)
     match = _AT.search(message)
-    hint = ""
-    if match:
-        line = int(match.group(1)) + first_line - 1
-        where = f"line {line}, column {match.group(2)}"
-        message = message[: match.start()]
-        if message.startswith("Invalid value"):
-            hint = _hint(lines, line)
-    else:
-        where = f"line {first_line}"
+    if not match:
         message = message.replace("(at end of document)", "").strip()
-    return f"{display(path)} {where}: {message}{hint}"
+        return _text(
+            "answers.toml_error",
+            path=display(path),
+            line=first_line,
+            message=message,
+        )
+    line = int(match.group(1)) + first_line - 1
+    message = message[: match.start()]
+    hint = _hint(lines, line) if message.startswith("Invalid value") else ""
+    return _text(
+        "answers.toml_error_at",
+        path=display(path),
+        line=line,
+        column=match.group(2),
+        message=message,
+        hint=hint,
+    )
 
 
 def read_answers(path: Path) -> AnswersFile:
@@ -142,9 +151,12 @@ def read_answers(path: Path) -> AnswersFile:
         chunk = "".join(lines[start + (qid is not None) : end])
         first = start + 1 + (qid is not None)
         if qid is not None and qid in result.tables:
-            result.errors[qid] = (
-                f"{display(path)} line {start + 1}: [{qid}] is declared "
-                f"twice (first at line {result.lines[qid]})"
+            result.errors[qid] = _text(
+                "answers.twice",
+                path=display(path),
+                line=start + 1,
+                qid=qid,
+                first=result.lines[qid],
             )
             result.tables.pop(qid)
             continue

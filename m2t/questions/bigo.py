@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
+from m2t.i18n import text as _text
 from m2t.questions.forms import AnswerError
 from m2t.questions.forms import plain_text
 
@@ -41,14 +42,16 @@ def _mono(pairs: Mapping[str, Fraction]) -> Monomial:
     for v, e in pairs.items():
         if abs(e) > MAX_EXPONENT:
             raise AnswerError(
-                f"{v}^{e}: exponents above {MAX_EXPONENT} are not read"
+                _text(
+                    "answer.exponent_above", term=f"{v}^{e}", most=MAX_EXPONENT
+                )
             )
     return frozenset((v, e) for v, e in pairs.items() if e != 0)
 
 
 def _bounded(poly: Poly) -> Poly:
     if len(poly) > MAX_TERMS:
-        raise AnswerError(f"the expression has more than {MAX_TERMS} terms")
+        raise AnswerError(_text("answer.too_many_terms", most=MAX_TERMS))
     return poly
 
 
@@ -73,14 +76,14 @@ def _reduce(terms: set[Monomial]) -> Poly:
 
 def _product(a: Poly, b: Poly) -> Poly:
     if len(a) * len(b) > MAX_TERMS:  # before expanding: no quadratic reduce
-        raise AnswerError(f"the expression has more than {MAX_TERMS} terms")
+        raise AnswerError(_text("answer.too_many_terms", most=MAX_TERMS))
     return _reduce({_times(x, y) for x in a for y in b})
 
 
 def _exponent(value: Fraction) -> Fraction:
     if abs(value) > MAX_EXPONENT or value.denominator > MAX_EXPONENT:
         raise AnswerError(
-            f"the exponent {value} is not read (at most {MAX_EXPONENT})"
+            _text("answer.exponent_not_read", value=value, most=MAX_EXPONENT)
         )
     return value
 
@@ -94,7 +97,9 @@ class _Parser:
             if not m or m.end() == pos:
                 if text[pos:].strip() == "":
                     break
-                raise AnswerError(f"cannot read {text[pos:]!r}")
+                raise AnswerError(
+                    _text("answer.cannot_read", text=repr(text[pos:]))
+                )
             kind = m.lastgroup if m.lastgroup != "base" else "log"
             if m.group("log"):
                 kind = "log"
@@ -108,7 +113,7 @@ class _Parser:
 
     def take(self) -> tuple[str, str]:
         if self.i >= len(self.tokens):
-            raise AnswerError("the expression ends too early")
+            raise AnswerError(_text("answer.ends_early"))
         token = self.tokens[self.i]
         self.i += 1
         return token
@@ -116,7 +121,9 @@ class _Parser:
     def parse(self) -> Poly:
         poly = self.sum()
         if self.peek() is not None:
-            raise AnswerError(f"unexpected {self.peek()[1]!r}")
+            raise AnswerError(
+                _text("answer.unexpected", token=repr(self.peek()[1]))
+            )
         return poly
 
     def sum(self) -> Poly:
@@ -126,7 +133,7 @@ class _Parser:
             terms |= self.product()
             _bounded(terms)
         if self.peek() == ("op", "-"):
-            raise AnswerError("a big-O expression has no '-'")
+            raise AnswerError(_text("answer.no_minus"))
         return _reduce(terms)
 
     def product(self) -> Poly:
@@ -138,7 +145,7 @@ class _Parser:
                 right = self.power()
                 if token[1] == "/":
                     if len(right) != 1:
-                        raise AnswerError("cannot divide by a sum")
+                        raise AnswerError(_text("answer.divide_by_sum"))
                     (divisor,) = right
                     poly = frozenset(_times(t, divisor, -1) for t in poly)
                     continue
@@ -160,7 +167,7 @@ class _Parser:
                 (mono,) = base
                 return frozenset({_mono({v: e * exponent for v, e in mono})})
             if exponent.denominator != 1 or exponent < 0:
-                raise AnswerError("a sum can only be raised to a whole power")
+                raise AnswerError(_text("answer.sum_power"))
             result: Poly = frozenset({frozenset()})
             for _ in range(int(exponent)):
                 result = _product(result, base)
@@ -178,26 +185,26 @@ class _Parser:
                 self.take()
                 bottom = self.number()
                 if bottom == 0:
-                    raise AnswerError("an exponent cannot divide by 0")
+                    raise AnswerError(_text("answer.divide_by_zero"))
                 value /= bottom
             if self.take() != ("op", ")"):
-                raise AnswerError("expected ')' after the exponent")
+                raise AnswerError(_text("answer.close_exponent"))
             return _exponent(sign * value)
         if token == ("op", "-") and self.peek() and self.peek()[0] == "num":
             return _exponent(-self.number())
         if token[0] != "num":
-            raise AnswerError("an exponent must be a number")
+            raise AnswerError(_text("answer.exponent_number"))
         return _exponent(Fraction(token[1]))
 
     def number(self) -> Fraction:
         kind, text = self.take()
         if kind != "num":
-            raise AnswerError("an exponent must be a number")
+            raise AnswerError(_text("answer.exponent_number"))
         return Fraction(text)
 
     def atom(self) -> Poly:
         if self.peek() is None:
-            raise AnswerError("the expression ends too early")
+            raise AnswerError(_text("answer.ends_early"))
         kind, text = self.take()
         if kind == "num":
             return frozenset({frozenset()})  # a constant factor drops out
@@ -211,39 +218,35 @@ class _Parser:
                 self.take()
             arg = self.take() if self.peek() else ("end", "")
             if arg[0] != "var":
-                raise AnswerError("log takes one variable, e.g. log(n)")
+                raise AnswerError(_text("answer.log_one"))
             if parens and self.take() != ("op", ")"):
-                raise AnswerError("expected ')' after log's argument")
+                raise AnswerError(_text("answer.close_log"))
             return frozenset({_mono({f"log{base}({arg[1].lower()})": 1})})
         if (kind, text) == ("op", "("):
             self.depth += 1
             if self.depth > MAX_DEPTH:
-                raise AnswerError(
-                    f"more than {MAX_DEPTH} nested parentheses are not read"
-                )
+                raise AnswerError(_text("answer.too_deep", most=MAX_DEPTH))
             inner = self.sum()
             if self.peek() != ("op", ")"):
-                raise AnswerError("a '(' is not closed")
+                raise AnswerError(_text("answer.not_closed"))
             self.take()
             self.depth -= 1
             return inner
-        raise AnswerError(f"unexpected {text!r}")
+        raise AnswerError(_text("answer.unexpected", token=repr(text)))
 
 
 def parse_expression(value: Any) -> Poly:
     """The big-O class of `value`: "O(n^2 d)", "O(d n²)", "n*n*d", "Θ(n²d)"."""
     if not isinstance(value, str):
-        raise AnswerError('expected a big-O expression, e.g. "O(m k^2)"')
+        raise AnswerError(_text("answer.expression_expected"))
     if len(value) > MAX_LENGTH:
-        raise AnswerError(
-            f"the expression is longer than {MAX_LENGTH} characters"
-        )
+        raise AnswerError(_text("answer.too_long", most=MAX_LENGTH))
     text = plain_text(value)
     outer = re.fullmatch(r"(?:O|Θ|θ|Theta|Ο)\s*\((.*)\)", text, re.S)
     if outer:
         text = outer.group(1)
     if not text.strip():
-        raise AnswerError("the expression is empty")
+        raise AnswerError(_text("answer.empty"))
     return _Parser(text).parse()
 
 

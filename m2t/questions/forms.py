@@ -9,6 +9,7 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
+from m2t.i18n import text as _text
 from m2t.questions.questionbank import Question
 
 
@@ -47,14 +48,17 @@ def parse_letters(value: Any, question: Question) -> tuple[str, ...]:
     elif isinstance(value, list) and all(isinstance(v, str) for v in value):
         tokens = [plain_text(v).strip("()[].: ") for v in value]
     else:
-        raise AnswerError('expected letters, e.g. "A" or ["A", "C"]')
+        raise AnswerError(_text("answer.letters_expected"))
     letters = set()
     for token in tokens:
         upper = token.upper()
         if len(upper) != 1 or upper not in question.letters:
             raise AnswerError(
-                f"{token!r} is not an option; the options are "
-                f"{', '.join(question.letters)}"
+                _text(
+                    "answer.not_an_option",
+                    token=repr(token),
+                    letters=", ".join(question.letters),
+                )
             )
         letters.add(upper)
     return tuple(sorted(letters))
@@ -67,12 +71,9 @@ def parse_number(value: Any) -> float:
     elif isinstance(value, str):
         text = plain_text(value).replace("_", "").replace(" ", "")
         if "," in text:
-            raise AnswerError(
-                f"{value!r}: write decimals with a dot and no thousands "
-                "separators"
-            )
+            raise AnswerError(_text("answer.comma", value=repr(value)))
         if text.endswith("%"):
-            raise AnswerError(f"{value!r}: write a plain number, not a percent")
+            raise AnswerError(_text("answer.percent", value=repr(value)))
         try:
             if re.fullmatch(r"[-+]?\d+(\.\d*)?/[-+]?\d+(\.\d*)?", text):
                 top, bottom = text.split("/")
@@ -80,11 +81,13 @@ def parse_number(value: Any) -> float:
             else:
                 number = float(text)
         except (ValueError, ZeroDivisionError):
-            raise AnswerError(f"{value!r} is not a number") from None
+            raise AnswerError(
+                _text("answer.not_a_number", value=repr(value))
+            ) from None
     else:
-        raise AnswerError(f"expected a number, got {value!r}")
+        raise AnswerError(_text("answer.number_expected", value=repr(value)))
     if not math.isfinite(number):
-        raise AnswerError(f"{value!r} is not a finite number")
+        raise AnswerError(_text("answer.not_finite", value=repr(value)))
     return number
 
 
@@ -100,7 +103,7 @@ def parse_shape(value: Any) -> tuple[int, ...]:
         text = re.sub(r"(?<=\d)\s*[xX*]\s*(?=\d)", ",", text)
         items = [p for p in re.split(r"\s*,\s*|\s+", text.strip()) if p]
     else:
-        raise AnswerError('expected a shape, e.g. [4, 5, 6] or "(4, 5, 6)"')
+        raise AnswerError(_text("answer.shape_expected"))
     dims: list[int] = []
     for item in items:
         if isinstance(item, int) and not isinstance(item, bool) and item >= 0:
@@ -108,9 +111,9 @@ def parse_shape(value: Any) -> tuple[int, ...]:
         elif isinstance(item, str) and re.fullmatch(r"\d+", item):
             dims.append(int(item))
         else:
-            raise AnswerError(f"{item!r} is not an axis size")
+            raise AnswerError(_text("answer.not_an_axis", item=repr(item)))
     if not dims:
-        raise AnswerError("the shape has no axes")
+        raise AnswerError(_text("answer.no_axes"))
     return tuple(dims)
 
 

@@ -115,7 +115,7 @@ def judge(
                 "judging.unreadable",
                 qid=qid,
                 error=exc,
-                format=question.format,
+                format=question.format_in(),
             ),
             text,
         )

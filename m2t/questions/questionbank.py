@@ -15,21 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from m2t import ROOT
+from m2t.i18n import MESSAGES
 from m2t.settings import tomllib
 
 BANK_DIR = ROOT / "graders" / "questions"
 KINDS = ("one_of", "several_of", "number", "shape", "expression", "experiment")
 SEEDS = range(1, 17)
 QUESTION_ID = re.compile(r"q(\d\d)_(\d+)")
-
-FORMATS = {
-    "one_of": 'one letter, e.g. answer = "B"',
-    "several_of": 'one or more letters, e.g. answer = "A, C" or ["A", "C"]',
-    "number": 'a number, e.g. answer = 0.25 or answer = "1/4"',
-    "shape": 'a shape, e.g. answer = [4, 5, 6] or "(4, 5, 6)" or "4x5x6"',
-    "expression": 'a big-O expression, e.g. answer = "O(m k^2)"',
-    "experiment": "the number your experiment gives, e.g. answer = 0.25",
-}
+_text = MESSAGES.text
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,7 +56,15 @@ class Question:
 
     @property
     def format(self) -> str:
-        text = FORMATS[self.kind]
+        """How to write the answer, in English (answers.toml's template,
+        one file whatever the language)."""
+        return self.format_in("en")
+
+    def format_in(self, lang: str | None = None) -> str:
+        """How to write the answer, in `lang` (default: the run's), e.g.
+        `a number, e.g. answer = 0.25 or answer = "1/4" (graded within
+        ±0.01)`: m2t/messages `answer_format.*`."""
+        text = _text(f"answer_format.{self.kind}", lang=lang)
         if self.kind in ("number", "experiment"):
             parts = []
             if self.tolerance:
@@ -71,9 +72,10 @@ class Question:
             if self.rel_tolerance:
                 parts.append(f"±{self.rel_tolerance:.0%}")
             if parts:
-                text += f" (graded within {' or '.join(parts)})"
+                bounds = _text("answer_format.or", lang=lang).join(parts)
+                text += _text("answer_format.within", lang=lang, bounds=bounds)
         if self.open:
-            text += "; every defensible choice counts"
+            text += _text("answer_format.open", lang=lang)
         return text
 
 
