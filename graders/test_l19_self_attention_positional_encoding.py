@@ -20,6 +20,7 @@ from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
 from graders.lib.judge import expect_shape
+from graders.lib.messages import say
 from graders.lib.probes import layer_contract
 from graders.lib.probes import value_errors
 from graders.lib.tolerances import EXACT
@@ -160,19 +161,19 @@ def test_table_matches_closed_form():
     expect_close(
         run_table(L, D),
         ref_table(),
-        f"positional_encoding_table({L}, {D})",
+        say("l19.table", max_len=L, depth=D),
         diagnoses=_table_diagnoses(),
-        hint="P[i, 2j] = sin(i / 10000^(2j/D)), P[i, 2j+1] = cos(...).",
+        hint=say("l19.table_hint"),
     )
 
 
 def test_position_zero_is_0_1_0_1():
     got = run_table(L, D)
-    expect_shape(got, (L, D), f"positional_encoding_table({L}, {D})")
+    expect_shape(got, (L, D), say("l19.table", max_len=L, depth=D))
     expect_close(
         got[0],
         np.tile([0.0, 1.0], D // 2),
-        "P[0] (sin 0 = 0 in even columns, cos 0 = 1 in odd ones)",
+        say("l19.position_zero"),
         tol=EXACT,
         diagnoses=_table_diagnoses(lambda table: table[0]),
     )
@@ -183,7 +184,7 @@ def test_table_other_depth():
     expect_close(
         run_table(7, 12),
         ref_table(7, 12),
-        "positional_encoding_table(7, 12)",
+        say("l19.table", max_len=7, depth=12),
         diagnoses={
             m: (lambda m=m: ref_table(7, 12, m)) for m in TABLE_MISTAKES
         },
@@ -198,12 +199,11 @@ def test_relative_shift_matches_closed_form(delta):
     expect_close(
         run_shift(delta, D),
         ref_shift(delta),
-        f"relative_shift({delta}, {D}) (D, D)",
+        say("l19.shift", delta=delta, depth=D),
         diagnoses={
             ROTATION_TRANSPOSED: ref_shift(delta, D, ROTATION_TRANSPOSED)
         },
-        hint="block j on the diagonal: [[cos(d w_j), -sin(d w_j)], "
-        "[sin(d w_j), cos(d w_j)]].",
+        hint=say("l19.shift_hint"),
     )
 
 
@@ -220,18 +220,18 @@ def test_offset_is_a_linear_map_of_the_encoding(delta):
     expect_close(
         shifted,
         P[rows + delta],
-        f"P[i] @ M({delta}) vs P[i + {delta}] over your table",
+        say("l19.offset_table", delta=delta),
         diagnoses=_table_diagnoses(
             lambda table: table[rows] @ ref_shift(delta)
         ),
-        hint="holds only for interleaved (sin, cos) pairs in this order.",
+        hint=say("l19.offset_hint"),
     )
     M = np.asarray(run_shift(delta, D), np.float64)
     reference = ref_table()
     expect_close(
         reference[rows] @ M,
         reference[rows + delta],
-        f"P[i] @ relative_shift({delta}) vs P[i + {delta}] (closed-form P)",
+        say("l19.offset_shift", delta=delta),
         diagnoses={
             ROTATION_TRANSPOSED: reference[rows]
             @ ref_shift(delta, D, ROTATION_TRANSPOSED)
@@ -248,15 +248,15 @@ def test_layer_adds_the_encoding(rng):
     expect_close(
         out1,
         first + ref_table()[:T],
-        "PositionalEncoding(X) with T=3 (= X + P[:3])",
+        say("l19.first_length"),
         diagnoses=_table_diagnoses(lambda table: first + table[:T]),
     )
     expect_close(
         out2,
         second + ref_table()[:7],
-        "the same layer on T=7 (= X + P[:7])",
+        say("l19.second_length"),
         diagnoses=_table_diagnoses(lambda table: second + table[:7]),
-        hint="take T from ops.shape(X)[1]; no fixed length inside the layer.",
+        hint=say("l19.length_hint"),
     )
 
 
@@ -278,30 +278,29 @@ def test_dropout_only_in_training(rng):
     expect_close(
         out,
         X + P,
-        "X + P[:T], training=False",
-        properties=[properties.not_dropped(X + P, 0.5, "with training=False")],
+        say("l19.inference"),
+        properties=[
+            properties.not_dropped(X + P, 0.5, say("l19.inference_where"))
+        ],
     )
     trained = np.asarray(trained, np.float64)
-    expect_shape(trained, (B, T, D), "PositionalEncoding output, training")
+    expect_shape(trained, (B, T, D), say("l19.training_shape"))
     expect_close(
         trained,
         _dropped_elementwise(trained, X + P),
-        "PositionalEncoding(dropout=0.5) with training=True: each element "
-        "0 or 2 (X + P)",
+        say("l19.training"),
         diagnoses={
             DROPOUT_BEFORE_ADD: lambda: (
                 _dropped_elementwise(trained - P, X) + P
             ),
             DROPOUT_ON_P: lambda: X + _dropped_elementwise(trained - X, P),
         },
-        hint="dropout comes after the addition: Dropout(X + P).",
+        hint=say("l19.training_hint"),
     )
     dropped = np.isclose(trained, 0.0)
     expect(
         dropped.any() and not dropped.all(),
-        "PositionalEncoding(dropout=0.5, training=True) should zero some of "
-        f"X + P and double the rest; it zeroed {int(dropped.sum())} of "
-        f"{dropped.size}.",
+        say("l19.dropped_some", zeroed=int(dropped.sum()), size=dropped.size),
     )
 
 
@@ -313,14 +312,13 @@ def test_keras_layer_contract(rng):
         "PositionalEncoding",
         output_shape=(B, T, D),
         symbolic_shape=(None, None, D),
-        on="keras.Input (None batch and length)",
+        on=say("l19.symbolic_on"),
         trainable=0,
         weights=0,
-        detail=" (P is a constant)",
+        detail=say("l19.constant"),
     )
     expect(
         facts["float64_dtype"] == "float64",
-        "PositionalEncoding(dtype='float64') should compute in float64, got "
-        f"{facts['float64_dtype']}.",
+        say("l19.float64", dtype=facts["float64_dtype"]),
     )
     expect_value_errors(facts["errors"], quoted=True)
