@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from graders.lib.judge import CheckFailed
+from m2t import i18n
 from m2t import settings
 from m2t.grading import impl as _impl
 from m2t.grading import probe as _probe
@@ -143,7 +144,9 @@ def status_of(excinfo: pytest.ExceptionInfo | None) -> tuple[str, str]:
         return "failed", str(exc) or "assertion failed"
     if excinfo.errisinstance(pytest.skip.Exception):
         return "skipped", str(exc)
-    return "error", f"grader error: {type(exc).__name__}: {exc}"
+    return "error", i18n.text(
+        "grader.error", kind=type(exc).__name__, error=exc
+    )
 
 
 @pytest.hookimpl(hookwrapper=True)

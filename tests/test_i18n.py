@@ -427,6 +427,35 @@ def test_an_unreadable_answers_toml_and_answers_in_chinese(tmp_path):
     _no_english("\n".join([*errors.values(), *unreadable]))
 
 
+def test_a_grader_error_in_chinese_is_told_apart_from_the_students():
+    """A check whose grader raised reads "评分器出错：" in Chinese, and the
+    class report still counts it as the grader's, not the student's."""
+    from graders.conftest import status_of
+    from m2t.grading import classreport
+    from m2t.grading.runner import Check
+    from m2t.grading.runner import LessonResult
+
+    try:
+        {}["missing"]
+    except KeyError:
+        raised = pytest.ExceptionInfo.from_current()
+    messages = {}
+    for lang in i18n.LANGUAGES:
+        with i18n.using(lang):
+            status, messages[lang] = status_of(raised)
+        assert status == "error"
+    assert messages["zh"] == "评分器出错：KeyError：「'missing'」"
+    assert messages["en"] == "grader error: KeyError: 'missing'"
+    _no_english(messages["zh"])
+    checks = [
+        Check(L16.tag, f"test_{lang}", "", 1.0, "error", message, 0.0)
+        for lang, message in messages.items()
+    ]
+    student = Check(L16.tag, "test_raised", "", 1.0, "error", "KeyError", 0)
+    found = classreport.grader_errors([LessonResult(L16, [*checks, student])])
+    assert found == [f"l16 test_{x}: {messages[x]}" for x in messages]
+
+
 def test_watch_in_a_terminal_in_chinese(repo):  # noqa: F811
     env = {k: v for k, v in ZH.items() if k != "M2T_NO_CLEAR"}
     env["TERM"] = "xterm"

@@ -51,9 +51,18 @@ def diagnosed(message: str) -> list[str]:
     return DIAGNOSIS.findall(message)
 
 
-GRADER_ERROR = "grader error:"
+GRADER_ERROR = tuple(
+    sorted(
+        {
+            template.partition("{kind}")[0]
+            for lang in i18n.LANGUAGES
+            if (template := i18n.MESSAGES.get("grader.error", lang))
+        }
+    )
+)
 """How a check's message starts when the grader itself raised
-(graders/conftest.py) rather than the student's code."""
+(graders/conftest.py) rather than the student's code, in either language
+("grader error: ", "评分器出错：")."""
 
 
 def grader_errors(results: Sequence[LessonResult]) -> list[str]:
