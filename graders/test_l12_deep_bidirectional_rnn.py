@@ -27,6 +27,7 @@ from graders.lib.judge import expect_close
 from graders.lib.judge import expect_shape
 from graders.lib.judge import mistake_outputs
 from graders.lib.judge import stack_same_shape
+from graders.lib.messages import say
 from graders.lib.probes import layer_contract
 from graders.lib.probes import tape_gradient
 from graders.lib.probes import value_errors
@@ -290,6 +291,16 @@ def _keras_cell(cell):
     }[cell](U)
 
 
+def _stacked(cell):
+    """`StackedRNN('cell')`, for a message."""
+    return say("l12.stacked", cell=repr(cell))
+
+
+def _bidirectional(cell):
+    """`BidirectionalRNN('cell')`, for a message."""
+    return say("l12.bidirectional", cell=repr(cell))
+
+
 def _flat(states):
     """Per-layer states ((B, U) or [h, c]) -> one list of (B, U) arrays."""
     out = []
@@ -302,15 +313,17 @@ def _flat(states):
 @pytest.mark.parametrize("cell", ["gru", "lstm"])
 def test_stacked_shapes(rng, cell):
     outputs, states = run_stacked(cell, _x(rng), _stack_weights(rng, cell))
-    expect_shape(outputs, (B, T, U), f"StackedRNN({cell!r}) outputs")
+    expect_shape(outputs, (B, T, U), say("l12.outputs", layer=_stacked(cell)))
     expect(
         len(states) == L,
-        f"StackedRNN must return one state per layer ({L}), got {len(states)}.",
+        say("l12.one_state_per_layer", layers=L, got=len(states)),
     )
     per_layer = (2, B, U) if cell == "lstm" else (B, U)
     for i, state in enumerate(states):
         expect_shape(
-            np.asarray(state), per_layer, f"StackedRNN({cell!r}) state {i}"
+            np.asarray(state),
+            per_layer,
+            say("l12.state_i", layer=_stacked(cell), i=i),
         )
 
 
@@ -328,19 +341,19 @@ def test_stacked_matches_reference(rng, start):
     expect_close(
         outputs,
         ref_outputs,
-        "StackedRNN('rnn') top-layer outputs (B, T, U)",
+        say("l12.top_outputs"),
         diagnoses=_diagnoses(ref_stacked, *args, pick=lambda o: o[0]),
     )
     expect(
         len(states) == L,
-        f"StackedRNN must return one state per layer ({L}), got {len(states)}.",
+        say("l12.one_state_per_layer", layers=L, got=len(states)),
     )
     expect_close(
-        stack_same_shape(states, "StackedRNN('rnn') states"),
+        stack_same_shape(states, say("l12.states", layer=_stacked("rnn"))),
         np.stack(ref_states),
-        "StackedRNN('rnn') last states, one per layer (L, B, U)",
+        say("l12.last_states"),
         diagnoses=_diagnoses(ref_stacked, *args, pick=lambda o: np.stack(o[1])),
-        hint="states[i] is the last hidden state of layer i, bottom first.",
+        hint=say("l12.last_states_hint"),
     )
 
 
@@ -363,13 +376,15 @@ def test_stacked_matches_keras_stacked_cells(rng, cell):
     expect_close(
         outputs,
         np.asarray(ref_outputs),
-        f"StackedRNN({cell!r}) vs keras.layers.RNN(StackedRNNCells) outputs",
-        hint="layer i+1 reads the whole output sequence of layer i.",
+        say("l12.vs_stacked_cells", layer=_stacked(cell)),
+        hint=say("l12.vs_stacked_cells_hint"),
     )
     expect_close(
-        stack_same_shape(_flat(states), f"StackedRNN({cell!r}) states"),
+        stack_same_shape(
+            _flat(states), say("l12.states", layer=_stacked(cell))
+        ),
         np.stack(_flat(ref_states)),
-        f"StackedRNN({cell!r}) states vs StackedRNNCells",
+        say("l12.states_vs_stacked_cells", layer=_stacked(cell)),
     )
 
 
@@ -379,14 +394,12 @@ def test_stacked_dropout_only_in_training(rng):
     expect_close(
         second,
         first,
-        "StackedRNN called twice with training=False",
+        say("l12.inference_twice"),
         tol=EXACT,
     )
     expect(
         not np.allclose(trained, first),
-        "StackedRNN: with dropout=0.5 and training=True the output should "
-        "differ from inference; pass the sequence between layers through "
-        "self.inter_layer_dropout(..., training=training).",
+        say("l12.dropout_inactive"),
     )
 
 
@@ -400,24 +413,23 @@ def test_stacked_mask_reaches_every_layer(rng):
     init = [rng.uniform(-1, 1, (B, U)).astype("float32") for _ in range(L)]
     mask = np.arange(T)[None, :] < np.array(lengths)[:, None]  # (B, T)
     outputs, states = run_stacked("rnn", x, weights, init, mask)
-    expect_shape(outputs, (B, T, U), "StackedRNN('rnn') outputs with a mask")
+    expect_shape(outputs, (B, T, U), say("l12.masked_outputs"))
     unpadded = [
         ref_stacked(x[b : b + 1, :n], weights, [h[b : b + 1] for h in init])
         for b, n in enumerate(lengths)
     ]
     args = (x, weights, init, mask)
     expect_close(
-        stack_same_shape(states, "StackedRNN('rnn') states"),
+        stack_same_shape(states, say("l12.states", layer=_stacked("rnn"))),
         np.concatenate([np.stack(ref[1]) for ref in unpadded], axis=1),
-        "StackedRNN('rnn') last states (L, B, U) with a padding mask: "
-        "those of each sequence without its padding",
+        say("l12.masked_states"),
         diagnoses=_diagnoses(ref_stacked, *args, pick=lambda o: np.stack(o[1])),
-        hint="every layer must skip the padded steps: pass mask to each.",
+        hint=say("l12.masked_states_hint"),
     )
     expect_close(
         np.asarray(outputs)[mask],
         np.concatenate([ref[0][0] for ref in unpadded]),
-        "StackedRNN('rnn') top outputs at the real steps with a padding mask",
+        say("l12.masked_top"),
         diagnoses=_diagnoses(ref_stacked, *args, pick=lambda o: o[0][mask]),
     )
 
@@ -430,17 +442,16 @@ def test_one_layer_stack_has_no_dropout(rng):
     x = _x(rng)
     weights = _stack_weights(rng, "rnn", layers=1)
     outputs, states = run_stacked_training(x, weights, 1)
-    expect_shape(outputs, (B, T, U), "StackedRNN(1 layer) outputs")
+    expect_shape(outputs, (B, T, U), say("l12.one_layer_outputs"))
     expected, _ = ref_stacked(x, weights)
     expect_close(
         outputs,
         expected,
-        "StackedRNN(num_layers=1, dropout=0.5) outputs with training=True "
-        "(no dropout acts in a one-layer stack)",
+        say("l12.one_layer"),
         diagnoses={
             DROPOUT_ON_TOP: lambda: nearest_dropped(outputs, expected, 0.5)
         },
-        hint="dropout acts only on the sequence passed up to the next layer.",
+        hint=say("l12.one_layer_hint"),
     )
 
 
@@ -452,7 +463,7 @@ def test_dropout_spares_the_raw_inputs(rng):
     weights = _stack_weights(rng, "rnn", layers=2)
     _, states = run_stacked_training(x, weights, 2)
     bottom = np.asarray(states[0]) if len(states) else np.zeros(0)
-    expect_shape(bottom, (B, U), "StackedRNN(2 layers) bottom layer's state")
+    expect_shape(bottom, (B, U), say("l12.bottom_state"))
 
     def read_dropped_inputs(dropped):  # (B, 2**(T*D), T*D) -> (B, 2**.., U)
         steps = dropped.reshape(*dropped.shape[:-1], T, D)
@@ -461,8 +472,7 @@ def test_dropout_spares_the_raw_inputs(rng):
     expect_close(
         bottom,
         ref_stacked(x, weights)[1][0],
-        "StackedRNN(num_layers=2, dropout=0.5) bottom layer's last state "
-        "with training=True (the bottom layer reads the raw inputs)",
+        say("l12.bottom_last_state"),
         diagnoses={
             DROPOUT_ON_INPUTS: lambda: nearest_dropped(
                 bottom,
@@ -471,7 +481,7 @@ def test_dropout_spares_the_raw_inputs(rng):
                 then=read_dropped_inputs,
             )
         },
-        hint="no dropout before the bottom layer: only between layers.",
+        hint=say("l12.bottom_hint"),
     )
 
 
@@ -479,11 +489,12 @@ def test_dropout_spares_the_raw_inputs(rng):
 def test_bidirectional_shapes(rng, cell):
     weights = _bidirectional_weights(rng, cell)
     outputs, states = run_bidirectional(cell, _x(rng), weights)
-    expect_shape(outputs, (B, T, 2 * U), f"BidirectionalRNN({cell!r}) output")
+    expect_shape(
+        outputs, (B, T, 2 * U), say("l12.bi_output", layer=_bidirectional(cell))
+    )
     expect(
         len(states) == 2,
-        "BidirectionalRNN must return [forward_state, backward_state], got "
-        f"{len(states)} states.",
+        say("l12.two_states", got=len(states)),
     )
 
 
@@ -503,14 +514,16 @@ def test_bidirectional_matches_reference(rng):
     expect_close(
         outputs,
         ref_outputs,
-        "BidirectionalRNN('rnn') outputs (B, T, 2U)",
+        say("l12.bi_outputs"),
         diagnoses=diagnoses,
     )
     expect_close(
-        stack_same_shape(states, "BidirectionalRNN('rnn') states"),
+        stack_same_shape(
+            states, say("l12.states", layer=_bidirectional("rnn"))
+        ),
         np.stack(ref_states),
-        "BidirectionalRNN('rnn') [forward_state, backward_state]",
-        hint="the backward state is its state after reading x_T ... x_1.",
+        say("l12.bi_states"),
+        hint=say("l12.bi_states_hint"),
     )
 
 
@@ -535,14 +548,18 @@ def test_bidirectional_matches_keras_bidirectional(rng, masked):
     expect_close(
         np.asarray(outputs)[valid],
         ref_outputs[valid],
-        "BidirectionalRNN('gru') vs keras.layers.Bidirectional(GRU) outputs "
-        f"({'at the unmasked steps' if masked else 'all steps'})",
-        hint="with a mask, flip it together with the inputs.",
+        say(
+            "l12.vs_keras",
+            steps=say("l12.unmasked_steps" if masked else "l12.all_steps"),
+        ),
+        hint=say("l12.vs_keras_hint"),
     )
     expect_close(
-        stack_same_shape(states, "BidirectionalRNN('gru') states"),
+        stack_same_shape(
+            states, say("l12.states", layer=_bidirectional("gru"))
+        ),
         np.stack(ref_states),
-        "BidirectionalRNN('gru') states vs keras.layers.Bidirectional",
+        say("l12.vs_keras_states"),
     )
 
 
@@ -556,7 +573,11 @@ def test_bidirectional_mask_and_initial_state(rng):
     init = [rng.uniform(-1, 1, (B, U)).astype("float32") for _ in range(2)]
     mask = np.arange(T)[None, :] < np.array(lengths)[:, None]  # (B, T)
     outputs, states = run_bidirectional("rnn", x, weights, mask, init)
-    expect_shape(outputs, (B, T, 2 * U), "BidirectionalRNN('rnn') output")
+    expect_shape(
+        outputs,
+        (B, T, 2 * U),
+        say("l12.bi_output", layer=_bidirectional("rnn")),
+    )
     unpadded = [
         ref_bidirectional(
             x[b : b + 1, :n], weights, [h[b : b + 1] for h in init]
@@ -579,17 +600,16 @@ def test_bidirectional_mask_and_initial_state(rng):
     expect_close(
         np.asarray(outputs)[mask],
         np.concatenate([ref[0][0] for ref in unpadded]),
-        "BidirectionalRNN('rnn') outputs at the real steps, with a padding "
-        "mask and an initial state",
+        say("l12.bi_masked_outputs"),
         diagnoses=diagnoses(pick=lambda o: o[0][mask]),
-        hint="the backward RNN reads the flipped inputs with the flipped "
-        "mask, from initial_state[1].",
+        hint=say("l12.bi_masked_hint"),
     )
     expect_close(
-        stack_same_shape(states, "BidirectionalRNN('rnn') states"),
+        stack_same_shape(
+            states, say("l12.states", layer=_bidirectional("rnn"))
+        ),
         np.concatenate([np.stack(ref[1]) for ref in unpadded], axis=1),
-        "BidirectionalRNN('rnn') [forward_state, backward_state] with a "
-        "padding mask and an initial state",
+        say("l12.bi_masked_states"),
         diagnoses=diagnoses(pick=lambda o: np.stack(o[1])),
     )
 
@@ -612,17 +632,23 @@ def test_bidirectional_output_at_t_sees_the_future(rng):
     moved[:, 1] += 1.0
     outputs, _ = run_bidirectional("rnn", x, weights)
     perturbed, _ = run_bidirectional("rnn", moved, weights)
-    expect_shape(outputs, (B, T, 2 * U), "BidirectionalRNN('rnn') output")
+    expect_shape(
+        outputs,
+        (B, T, 2 * U),
+        say("l12.bi_output", layer=_bidirectional("rnn")),
+    )
     got = _changed(outputs, perturbed)
     positions = np.arange(T)
     expected = np.stack([positions >= 1, positions <= 1], axis=1)
     expect(
         np.array_equal(got, expected),
-        "BidirectionalRNN: after changing x_1, the forward half should move "
-        f"at positions {positions[expected[:, 0]].tolist()} and the backward "
-        f"half at {positions[expected[:, 1]].tolist()}; got forward "
-        f"{positions[got[:, 0]].tolist()}, backward "
-        f"{positions[got[:, 1]].tolist()}.",
+        say(
+            "l12.future",
+            forward=positions[expected[:, 0]].tolist(),
+            backward=positions[expected[:, 1]].tolist(),
+            got_forward=positions[got[:, 0]].tolist(),
+            got_backward=positions[got[:, 1]].tolist(),
+        ),
         got=got.astype(float),
         diagnoses={
             m: (
@@ -645,7 +671,7 @@ def test_keras_layer_contract(rng, kind):
         "StackedRNN" if kind == "stacked" else "BidirectionalRNN",
         output_shape=(B, T, width),
         symbolic_shape=(None, None, width),
-        on="keras.Input (None batch and length)",
+        on=say("l12.symbolic_on"),
         trainable=facts["expected_trainable"],
     )
     expect_value_errors(facts["errors"])
@@ -666,6 +692,6 @@ def test_gradient_matches_centred_differences(rng, kind):
     expect_gradient(
         run_gradient(kind, x, weights, probe_weights),
         ref_input_gradient(kind, x, weights, probe_weights),
-        f"{kind} RNN d(loss)/d(inputs) vs centred differences",
+        say("l12.gradient", kind=say(f"l12.{kind}_kind")),
         tol=GRAD,
     )
