@@ -456,6 +456,31 @@ def test_a_grader_error_in_chinese_is_told_apart_from_the_students():
     assert found == [f"l16 test_{x}: {messages[x]}" for x in messages]
 
 
+def test_the_notes_of_a_submission_report_in_chinese(tmp_path):
+    """What leads a `m2t grade --submission` report: the sandbox's layers,
+    each file not graded and why (the system's words, quoted), the seed."""
+    from m2t.grading import confine
+    from m2t.grading import submission
+
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "submission").mkdir()
+    (tmp_path / "submission" / "lessons").symlink_to(tmp_path / "elsewhere")
+    with i18n.using("zh"):
+        with submission.staged(tmp_path / "submission", [L16]) as (_, notes):
+            pass
+        notes += confine.describe({"seccomp": "left out by a test"})
+        notes.append(submission.seed_note(7))
+    assert notes[0].startswith("沙箱：已启用 "), notes
+    refused = f"未评分：{L16.filename}：「lessons/ is a symbolic link」"
+    assert refused in notes, notes
+    assert "沙箱较弱：缺少 seccomp：「left out by a test」" in notes, notes
+    assert (
+        notes[-1]
+        == "评分用的随机种子是 7（用 --seed 7 可在同样的输入上重新评分）"
+    )
+    _no_english("\n".join(notes))
+
+
 def test_watch_in_a_terminal_in_chinese(repo):  # noqa: F811
     env = {k: v for k, v in ZH.items() if k != "M2T_NO_CLEAR"}
     env["TERM"] = "xterm"
@@ -555,5 +580,7 @@ def test_a_submission_graded_in_its_own_language(tmp_path, m2t):
     )  # fmt: skip
     assert out.returncode == 1, out.stderr  # graded: nothing passes
     assert "未开始（TODO 位于 " in out.stdout, out.stdout
+    assert "沙箱：已启用 " in out.stdout, out.stdout  # the report's notes
+    assert "评分用的随机种子是 " in out.stdout, out.stdout
     tests = json.loads(report.read_text())["tests"]
     assert all("未开始" in t["output"] for t in tests), tests

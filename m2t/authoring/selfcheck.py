@@ -20,6 +20,7 @@ from pathlib import Path
 
 from m2t import ROOT
 from m2t import curriculum
+from m2t import i18n
 from m2t import settings
 from m2t.authoring import make_lessons
 from m2t.authoring import mutants
@@ -183,7 +184,8 @@ def sandboxed(
     say = say or (lambda line: None)
     folder = Path(solutions or ROOT / "solutions")
     start = time.perf_counter()
-    with submission.staged(folder, lessons) as (impl, notes):
+    # the notes in English: the refusals are read back from them
+    with i18n.using("en"), submission.staged(folder, lessons) as (impl, notes):
         for note in notes:
             say(note)
         problems = [

@@ -38,6 +38,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from m2t import i18n
 from m2t import settings
 
 LAYERS = ("namespaces", "unprivileged", "landlock", "seccomp")
@@ -285,11 +286,13 @@ def process_limit(uid: int) -> int:
 
 def describe(missing: dict[str, str]) -> list[str]:
     """The report's lines on the sandbox: the layers in force, and each
-    missing one with why."""
+    missing one with why, in the run's language."""
     have = [layer for layer in LAYERS if layer not in missing]
-    lines = [f"sandbox: {', '.join(have) or 'no layer'} in force"]
+    layers = i18n.text("notes.and").join(have) or i18n.text("notes.no_layer")
+    lines = [i18n.text("notes.sandbox", layers=layers)]
     lines += [
-        f"sandbox WEAKER: no {layer}: {why}" for layer, why in missing.items()
+        i18n.text("notes.weaker", layer=layer, why=why)
+        for layer, why in missing.items()
     ]
     return lines
 

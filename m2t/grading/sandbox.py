@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from m2t import ROOT
+from m2t import i18n
 from m2t.grading import confine
 from m2t.grading import staging
 from m2t.grading import strip
@@ -174,7 +175,8 @@ class SandboxRunner:
         tag = module.split("_", 1)[0]
         name = f"{module}.py"
         if name in self.refused:
-            raise StudentError(f"{tag}: not graded: {self.refused[name]}")
+            why = self.refused[name]
+            raise StudentError(i18n.text("notes.refused", tag=tag, why=why))
         left = self.lesson_timeout - self.spent.get(module, 0.0)
         if left <= 0:
             probes = self.probe_seconds.get(module, 0.0)

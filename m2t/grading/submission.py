@@ -25,6 +25,7 @@ from pathlib import Path
 
 from m2t import ROOT
 from m2t import curriculum
+from m2t import i18n
 from m2t import settings
 
 SEED_ENV = "M2T_GRADER_SEED"
@@ -67,7 +68,7 @@ def staged(
         modules += [p for x in lessons for p in x.parts if p not in modules]
         impl = staging.stage(Path(folder), modules, temp)
         notes += [
-            f"not graded: {name}: {why}"
+            i18n.text("notes.not_graded", name=name, why=why)
             for name, why in staging.refusals(temp).items()
         ]
         yield str(impl), notes
@@ -86,8 +87,9 @@ def fresh_seed() -> int:
 
 
 def seed_note(seed: int) -> str:
-    """The report's line naming the seed a submission was judged on."""
-    return f"judged on seed {seed} (--seed {seed} grades the same inputs again)"
+    """The report's line naming the seed a submission was judged on, in
+    the run's language."""
+    return i18n.text("notes.seed", seed=seed)
 
 
 @contextlib.contextmanager
