@@ -280,6 +280,27 @@ def test_every_mistake_of_every_grader_has_a_chinese_description():
     assert not missing, f"mistakes.zh.toml lacks: {missing}"
 
 
+def test_where_d2l_and_the_course_differ_the_chinese_says_both():
+    """Each mistake made by conventions.book_vs_course ("...: d2l ...; this
+    course ... (why: ...).") says the same three things in Chinese:
+    "...：d2l ...；本课程...（原因：...）"."""
+    from graders.lib import conventions
+
+    with open(ROOT / "graders" / "messages" / "mistakes.zh.toml", "rb") as f:
+        zh = tomllib.load(f)
+    framed = re.compile(r"[^：]+：d2l.+；本课程.+（原因：.+）。?")
+    found, unframed = 0, {}
+    for module, mistakes in _mistakes().items():
+        for m in mistakes:
+            if m.explanation in conventions.BOOK_VS_COURSE:
+                found += 1
+                text = zh[module][m.name]
+                if not framed.fullmatch(text):
+                    unframed[f"{module}.{m.name}"] = text
+    assert found >= len(set(conventions.BOOK_VS_COURSE)) > 0
+    assert not unframed, f"not said as d2l vs the course: {unframed}"
+
+
 # ------------------------------------------------ what a student reads
 def test_wrapping_chinese_counts_columns_and_keeps_english_as_it_was():
     english = "Compare each key's index with the row's valid length. " * 4

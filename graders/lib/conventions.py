@@ -75,6 +75,11 @@ def book_vs_course(what: str, book: str, course: str, why: str) -> str:
     `what`: what came out ("a row with valid length 0 is uniform");
     `book`: what d2l does; `course`: what this course requires; `why`: the
     reason.
+
+    The message is a `Mistake`'s English; its Chinese, the mistake's entry
+    in graders/messages/mistakes.zh.toml, says the same three things in
+    the same frame, "...：d2l ...；本课程...（原因：...）。"
+    (tests/test_i18n.py checks each one).
     """
     for name, part in (("what", what), ("book", book), ("course", course)):
         if not part.strip():
