@@ -31,6 +31,7 @@ from graders.lib.judge import expect
 from graders.lib.judge import expect_count
 from graders.lib.judge import expect_reference
 from graders.lib.judge import memo
+from graders.lib.messages import say
 from m2t.grading.probe import Lesson
 
 lesson = Lesson("l02_classic_cnns")
@@ -288,13 +289,14 @@ def test_parameter_count(kind):
     expect_count(
         facts["trainable"],
         expected,
-        f"{kind}() trainable parameters on (1, 224, 224, 1)",
+        say("l02.trainable", call=f"{kind}()"),
         diagnoses=candidates,
-        hint="each Conv2D has k*k*C_in*C_out + C_out parameters, each Dense "
-        "D_in*D_out + D_out; the input has 1 channel.",
+        hint=say("l02.params_hint"),
     )
     expect_count(
-        facts["non_trainable"], 0, f"{kind}() non-trainable parameters"
+        facts["non_trainable"],
+        0,
+        say("l02.non_trainable", call=f"{kind}()"),
     )
 
 
@@ -311,7 +313,7 @@ def test_narrow_network_matches_reference(rng, kind):
         out,
         lambda w, mistake=None: forward(spec(mistake), x, w),
         used,
-        f"{kind}({args}) logits on {x.shape} (training=False)",
+        say("l02.narrow_logits", call=f"{kind}({args})", shape=x.shape),
         mistakes=NETS[kind][1],
     )
 
@@ -328,16 +330,15 @@ def test_vgg_block_matches_reference(rng, args):
     )
     expect(
         facts["type"] == "Sequential",
-        f"vgg_block should return a keras.Sequential, got {facts['type']}.",
+        say("cnn_judge.sequential", call="vgg_block", got=facts["type"]),
     )
     expect_reference(
         out,
         lambda w, mistake=None: forward(vgg_block_spec(*args, mistake), x, w),
         used,
-        f"vgg_block{args} on {x.shape}",
+        say("cnn_judge.on", call=f"vgg_block{args}", shape=x.shape),
         mistakes=(VGG_POOL_PER_CONV,),
-        hint=f"expected output shape (2, 4, 3, {args[1]}): the 3x3 'same' "
-        "convolutions keep 8x6, the one 2x2 pooling halves it.",
+        hint=say("l02.vgg_block_hint", channels=args[1]),
     )
 
 
@@ -355,16 +356,15 @@ def test_nin_block_matches_reference(rng, args):
     )
     expect(
         facts["type"] == "Sequential",
-        f"nin_block should return a keras.Sequential, got {facts['type']}.",
+        say("cnn_judge.sequential", call="nin_block", got=facts["type"]),
     )
     expect_reference(
         out,
         lambda w, mistake=None: forward(nin_block_spec(*args, mistake), x, w),
         used,
-        f"nin_block{args} on {x.shape}",
+        say("cnn_judge.on", call=f"nin_block{args}", shape=x.shape),
         mistakes=(NIN_NO_1X1,),
-        hint="Conv2D(num_channels, kernel_size, strides, padding) then two "
-        "Conv2D(num_channels, 1), each with ReLU.",
+        hint=say("l02.nin_block_hint"),
     )
 
 
@@ -407,4 +407,4 @@ def test_narrow_network_trains(kind):
     steps = SMOKE_STEPS[kind]
     x, y = toy_images(16, h, w, standardised=True)
     losses = run_training(kind, kwargs, x, y, steps)
-    expect_loss_falls(losses, f"a narrow {kind}")
+    expect_loss_falls(losses, say("cnn_judge.narrow", net=kind))

@@ -53,6 +53,7 @@ from graders.lib.judge import expect_count
 from graders.lib.judge import expect_reference
 from graders.lib.judge import expect_shape
 from graders.lib.judge import memo
+from graders.lib.messages import say
 from graders.lib.probes import layer_contract
 from graders.lib.probes import layers_off_dtype
 from graders.lib.probes import tape_gradient
@@ -468,10 +469,9 @@ def test_inception_matches_reference(rng, case):
         out,
         lambda w, mistake=None: ref_inception(x, w, mistake),
         used,
-        f"Inception{args} on {shape}",
+        say("cnn_judge.on", call=f"Inception{args}", shape=shape),
         mistakes=INCEPTION_MISTAKES,
-        hint=f"expected (2, 7, 5, {channels}): paths 1-4 concatenated on the "
-        "last axis.",
+        hint=say("l03.inception_hint", channels=channels),
     )
 
 
@@ -485,8 +485,7 @@ def test_googlenet_seed_layer_table():
         GOOGLENET_INPUT,
         GOOGLENET_TABLE,
         spec=googlenet_spec(),
-        hint="b1..b5 are each one keras.Sequential; b5 ends in "
-        "GlobalAveragePooling2D.",
+        hint=say("l03.googlenet_table_hint"),
     )
 
 
@@ -496,10 +495,8 @@ def test_googlenet_parameter_count():
     expect_count(
         facts["trainable"],
         expected,
-        "googlenet() trainable parameters",
-        hint="an Inception block has 1x1 convs from C_in to c1, c2[0], c3[0] "
-        "and c4, a 3x3 conv c2[0] -> c2[1] and a 5x5 conv c3[0] -> c3[1]; "
-        "a conv has k*k*C_in*C_out + C_out parameters.",
+        say("cnn_judge.trainable", call="googlenet()"),
+        hint=say("l03.googlenet_params_hint"),
     )
 
 
@@ -508,11 +505,19 @@ def test_residual_output_shapes(rng):
     Residual(6, use_1x1conv=True, strides=2) gives (4, 3, 3, 6)."""
     x = rng.standard_normal((4, 6, 6, 3))
     same, halved = run_residual_shapes(x.astype("float32"))
-    expect_shape(same, (4, 6, 6, 3), "Residual(3) on (4, 6, 6, 3)")
+    expect_shape(
+        same,
+        (4, 6, 6, 3),
+        say("cnn_judge.on", call="Residual(3)", shape=(4, 6, 6, 3)),
+    )
     expect_shape(
         halved,
         (4, 3, 3, 6),
-        "Residual(6, use_1x1conv=True, strides=2) on (4, 6, 6, 3)",
+        say(
+            "cnn_judge.on",
+            call="Residual(6, use_1x1conv=True, strides=2)",
+            shape=(4, 6, 6, 3),
+        ),
     )
 
 
@@ -538,10 +543,14 @@ def test_residual_matches_reference(rng, case, mode):
         out,
         lambda w, mistake=None: ref_residual(x, w, args[2], training, mistake),
         used,
-        f"Residual{args} on (2, 6, 5, 3), training={training}",
+        say(
+            "cnn_judge.on_mode",
+            call=f"Residual{args}",
+            shape=(2, 6, 5, 3),
+            training=training,
+        ),
         mistakes=RESIDUAL_MISTAKES,
-        hint="Y = relu(bn1(conv1(X))); Y = bn2(conv2(Y)); out = relu(Y + X') "
-        "with X' = X or conv3(X); pass `training` to both batch norms.",
+        hint=say("l03.residual_hint"),
     )
 
 
@@ -564,8 +573,7 @@ def test_residual_gradient_matches_centred_differences(rng):
     expect_gradient(
         run_residual_gradient((2,), x, weights, probe_weights),
         ref_residual_gradient(x, weights, 1, probe_weights),
-        "Residual(2) on (1, 3, 2, 2): d(sum(out * P))/d(inputs) "
-        "(float64, training=False)",
+        say("cnn_judge.gradient", call="Residual(2)", shape=x.shape),
         tol=GRAD,
     )
 
@@ -612,11 +620,15 @@ def test_resnet18_seed_layer_table():
 
 
 STEMS = {
-    "googlenet": (googlenet_spec()[:1], "googlenet()", "b1_googlenet"),
+    "googlenet": (
+        googlenet_spec()[:1],
+        "googlenet()",
+        "l03.stem_googlenet_hint",
+    ),
     "resnet18": (
         resnet18_spec(STEM_WIDTHS)[:1],
         f"resnet18(widths={STEM_WIDTHS})",
-        "b1_resnet18",
+        "cnn_judge.stem_bn_hint",
     ),
 }
 
@@ -632,8 +644,8 @@ def test_stem_matches_reference(rng, kind):
         out,
         lambda w, mistake=None: forward(spec, x, w),
         used,
-        f"{call}'s b1 (its first layer) on {STEM_INPUT}, training=False",
-        hint=hint,
+        say("l03.stem", call=call, shape=STEM_INPUT),
+        hint=say(hint),
     )
 
 
@@ -646,16 +658,14 @@ def test_resnet18_parameter_count():
     expect_count(
         facts["trainable"],
         trainable,
-        "resnet18() trainable parameters",
+        say("cnn_judge.trainable", call="resnet18()"),
         diagnoses={FIRST_STAGE_DOWNSAMPLES: wrong},
-        hint="a Residual block has two 3x3 convs, an optional 1x1 conv and "
-        "two batch norms (gamma and beta trainable).",
+        hint=say("l03.resnet_params_hint"),
     )
     expect_count(
         facts["non_trainable"],
         moving,
-        "resnet18() non-trainable parameters (batch-norm moving mean and "
-        "variance)",
+        say("cnn_judge.non_trainable_bn", call="resnet18()"),
     )
 
 
@@ -666,7 +676,7 @@ def test_trains(kind):
     block)."""
     x, y = toy_images(16, 16, 16, standardised=True)
     what = {
-        "inception": "a small net around one Inception block",
-        "resnet18": "a narrow ResNet-18",
+        "inception": say("l03.inception_net"),
+        "resnet18": say("cnn_judge.narrow", net="ResNet-18"),
     }[kind]
     expect_loss_falls(run_training(kind, x, y, 4), what)

@@ -48,6 +48,7 @@ from graders.lib.judge import expect_count
 from graders.lib.judge import expect_reference
 from graders.lib.judge import expect_shape
 from graders.lib.judge import memo
+from graders.lib.messages import say
 from graders.lib.probes import layer_contract
 from graders.lib.probes import tape_gradient
 from graders.lib.probes import value_errors
@@ -315,10 +316,14 @@ def test_conv_block_matches_reference(rng, channels, mode):
         out,
         lambda w, mistake=None: ref_conv_block(x, w, training, mistake),
         used,
-        f"ConvBlock({channels}) on {X_SHAPE}, training={training}",
+        say(
+            "cnn_judge.on_mode",
+            call=f"ConvBlock({channels})",
+            shape=X_SHAPE,
+            training=training,
+        ),
         mistakes=(POST_ACTIVATION,),
-        hint="conv(relu(bn(x))): batch norm and ReLU come before the 3x3 "
-        "convolution.",
+        hint=say("l04.conv_block_hint"),
     )
 
 
@@ -348,10 +353,14 @@ def test_dense_block_matches_reference(rng, case, mode):
         out,
         lambda ws, mistake=None: ref_dense_block(x, ws, training, mistake),
         used,
-        f"DenseBlock({num_convs}, {growth}) on {X_SHAPE}, training={training}",
+        say(
+            "cnn_judge.on_mode",
+            call=f"DenseBlock({num_convs}, {growth})",
+            shape=X_SHAPE,
+            training=training,
+        ),
         mistakes=(ADDS, CONCAT_AXIS, POST_ACTIVATION),
-        hint=f"expected (2, 6, 5, {out_channels}): X = concat([X, "
-        "block(X)], axis=-1) after each ConvBlock.",
+        hint=say("l04.dense_block_hint", channels=out_channels),
     )
 
 
@@ -366,10 +375,14 @@ def test_transition_block_matches_reference(rng, mode):
         out,
         lambda w, mistake=None: ref_transition(x, w, training, mistake),
         used,
-        f"TransitionBlock(4) on (2, 6, 8, 5), training={training}",
+        say(
+            "cnn_judge.on_mode",
+            call="TransitionBlock(4)",
+            shape=x.shape,
+            training=training,
+        ),
         mistakes=(NO_POOL,),
-        hint="expected (2, 3, 4, 4): bn, relu, 1x1 conv, then 2x2 average "
-        "pooling with stride 2.",
+        hint=say("l04.transition_hint"),
     )
 
 
@@ -378,12 +391,12 @@ def test_brief_shapes(rng):
     TransitionBlock(10) then gives (4, 4, 4, 10)."""
     x = rng.standard_normal((4, 8, 8, 3))
     dense, transition = run_brief_shapes(x.astype("float32"))
-    expect_shape(dense, (4, 8, 8, 23), "DenseBlock(2, 10) on (4, 8, 8, 3)")
     expect_shape(
-        transition,
-        (4, 4, 4, 10),
-        "TransitionBlock(10) on DenseBlock(2, 10)'s (4, 8, 8, 23)",
+        dense,
+        (4, 8, 8, 23),
+        say("cnn_judge.on", call="DenseBlock(2, 10)", shape=x.shape),
     )
+    expect_shape(transition, (4, 4, 4, 10), say("l04.brief_transition"))
 
 
 @pytest.mark.points(2)
@@ -394,8 +407,7 @@ def test_dense_block_gradient_matches_centred_differences(rng):
     expect_gradient(
         run_gradient(x, weights, probe_weights),
         ref_dense_block_gradient(x, weights, probe_weights),
-        "DenseBlock(2, 2) on (1, 3, 2, 2): d(sum(out * P))/d(inputs) "
-        "(float64, training=False)",
+        say("cnn_judge.gradient", call="DenseBlock(2, 2)", shape=x.shape),
         tol=GRAD,
     )
 
@@ -447,9 +459,8 @@ def test_densenet_stem_matches_reference(rng):
         out,
         lambda w, mistake=None: forward(spec, x, w),
         used,
-        "densenet()'s stem (its first layer) in inference",
-        hint="7x7 convolution with stride 2, batch norm, ReLU, then max "
-        "pooling over 3x3 windows with stride 2, all with padding 'same'.",
+        say("l04.stem"),
+        hint=say("cnn_judge.stem_bn_hint"),
     )
 
 
@@ -462,17 +473,14 @@ def test_densenet_parameter_count():
     expect_count(
         facts["trainable"],
         trainable,
-        "densenet() trainable parameters",
+        say("cnn_judge.trainable", call="densenet()"),
         diagnoses={KEEPS_CHANNELS: wrong},
-        hint="a ConvBlock on C channels has a batch norm (2C trainable) and "
-        "a 3x3 conv (9*C*g + g); a TransitionBlock a batch norm and a 1x1 "
-        "conv.",
+        hint=say("l04.params_hint"),
     )
     expect_count(
         facts["non_trainable"],
         moving,
-        "densenet() non-trainable parameters (batch-norm moving mean and "
-        "variance)",
+        say("cnn_judge.non_trainable_bn", call="densenet()"),
     )
 
 
@@ -480,4 +488,6 @@ def test_narrow_densenet_trains():
     """Smoke: densenet(num_channels=8, growth_rate=4, arch=(2, 2)) with Adam
     on 16 generated 16x16 images; the loss falls by 10% within 4 steps."""
     x, y = toy_images(16, 16, 16, standardised=True)
-    expect_loss_falls(run_training(x, y, 4), "a narrow DenseNet")
+    expect_loss_falls(
+        run_training(x, y, 4), say("cnn_judge.narrow", net="DenseNet")
+    )

@@ -6,6 +6,7 @@ training smoke check (`expect_loss_falls`). The tables come from
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping
 from collections.abc import Sequence
 from typing import Any
@@ -19,6 +20,7 @@ from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import fail
 from graders.lib.judge import only_match
+from graders.lib.messages import say
 
 
 def table_rows(raw: Sequence[Any]) -> list[Row]:
@@ -43,9 +45,18 @@ def _activation_row(activation: str | None) -> str:
     return "ReLU" if activation == "relu" else f"Activation({activation})"
 
 
+def _columns(text: str) -> int:
+    """How many terminal columns `text` takes (a Chinese character two)."""
+    return sum(
+        2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text
+    )
+
+
 def _format_table(expected: Sequence[Row], got: Sequence[Row]) -> list[str]:
-    width = max([len(f"{n} {s}") for n, s in expected] + [len("expected")])
-    lines = [f"    {'#':>2}  {'expected':<{width}}  got"]
+    head = say("cnn_judge.expected")
+    width = max([len(f"{n} {s}") for n, s in expected] + [_columns(head)])
+    head += " " * (width - _columns(head))
+    lines = [f"    {'#':>2}  {head}  {say('cnn_judge.got')}"]
     for i in range(max(len(expected), len(got))):
         want = (
             f"{expected[i][0]} {expected[i][1]}" if i < len(expected) else "-"
@@ -81,8 +92,13 @@ def expect_table(
         min(len(got), len(expected)),
     )
     lines = [
-        f"{what}: the layer table differs from row {first} on "
-        f"({len(got)} rows, expected {len(expected)}):"
+        say(
+            "cnn_judge.table_differs",
+            what=what,
+            row=first,
+            got=len(got),
+            expected=len(expected),
+        )
     ]
     tables = {
         m: [(n, tuple(s)) for n, s in rows]
@@ -91,7 +107,7 @@ def expect_table(
     mistake = only_match(got, tables, list.__eq__, expected)
     lines += _format_table(expected, got)
     if hint:
-        lines.append(f"  Hint: {hint}")
+        lines.append(say("judge.hint", hint=hint))
     fail(lines, mistake)
 
 
@@ -125,9 +141,9 @@ def expect_network_table(
     """
     expect(
         facts["type"] == "Sequential",
-        f"{call} should return a keras.Sequential, got {facts['type']}.",
+        say("cnn_judge.sequential", call=call, got=facts["type"]),
     )
-    what = f"{call} on {tuple(input_shape)}"
+    what = say("cnn_judge.on", call=call, shape=tuple(input_shape))
     specs = dict(_runnable(mistake_specs or {}, input_shape))
     if diagnoses is None:
         diagnoses = {m: simulate(s, input_shape)[0] for m, s in specs.items()}
@@ -147,9 +163,7 @@ def expect_network_table(
     expect_table(
         leaves,
         leaves_of(spec),
-        f"{what}, compared leaf by leaf (its layers are not the seed's: "
-        "nested models and layers that only chain others are opened, "
-        "Flatten and Reshape that leave the shape as it was are dropped)",
+        say("cnn_judge.leaf_by_leaf", what=what),
         diagnoses={m: leaves_of(s) for m, s in specs.items()},
         hint=hint,
     )
@@ -205,7 +219,10 @@ def expect_loss_falls(losses: Sequence[float], what: str) -> None:
     before each Adam step) are finite and fall by 10% below the first."""
     expect(
         bool(np.all(np.isfinite(losses))) and min(losses[1:]) < 0.9 * losses[0],
-        f"{what} should lower its loss by 10% within {len(losses)} Adam "
-        "steps on one batch of toy images; losses: "
-        f"{[round(v, 3) for v in losses]}.",
+        say(
+            "cnn_judge.loss_falls",
+            what=what,
+            steps=len(losses),
+            losses=[round(v, 3) for v in losses],
+        ),
     )

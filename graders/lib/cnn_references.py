@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from graders.lib.fixtures import reference
+from graders.lib.messages import say
 
 Row = tuple[str, tuple[int, ...]]
 """One row of a layer table: (layer class name, output shape)."""
@@ -274,18 +275,20 @@ def forward(
         try:
             value = np.asarray(next(stream), np.float64)
         except StopIteration:
-            raise ValueError(
-                "fewer weights than the architecture has"
-            ) from None
+            raise ValueError(say("cnn_references.fewer_weights")) from None
         if value.shape != tuple(shape):
             raise ValueError(
-                f"a weight of shape {value.shape}, expected {shape}"
+                say(
+                    "cnn_references.weight_shape",
+                    got=value.shape,
+                    expected=tuple(shape),
+                )
             )
         return value
 
     out = _run(spec, np.asarray(x, np.float64), take)
     if next(stream, None) is not None:
-        raise ValueError("more weights than the architecture has")
+        raise ValueError(say("cnn_references.more_weights"))
     return out
 
 

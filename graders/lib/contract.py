@@ -332,19 +332,13 @@ def expect_computes_in(
     off, got = list(facts["off"]), facts["output_dtype"]
     if not off and got == dtype:
         return
-    where = ", ".join(off) or f"an op of your own (its output is {got})"
+    where = ", ".join(off) or say("computes_in.own_op", got=got)
     shown = [
         mistake
         for mistake, cls in (diagnoses or {}).items()
         if any(entry.startswith(f"{cls} ") for entry in off)
     ]
     fail(
-        [
-            f"{name}: your layer computes in another dtype inside a {dtype} "
-            f"model: {where}. A sublayer made in __init__ takes "
-            "dtype=self.dtype_policy; keras.ops (or +) follow the inputs' "
-            "dtype, while keras.layers.add([...]) called inside call makes "
-            "a new float32 layer every time."
-        ],
+        [say("computes_in.other", name=name, dtype=dtype, where=where)],
         shown[0] if len(shown) == 1 else None,
     )
