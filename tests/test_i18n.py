@@ -502,6 +502,55 @@ def test_the_notes_of_a_submission_report_in_chinese(tmp_path):
     _no_english("\n".join(notes))
 
 
+def test_control_characters_in_a_chinese_message_reach_no_report(tmp_path):
+    """A check message said in Chinese whose field carries what the
+    student's code returned or raised ("\\x1b[2J", "\\r": a forged score
+    line): shown escaped in the terminal (`m2t grade`'s table, `m2t
+    watch`), results.json, junit.xml and the Classroom summary."""
+    import xml.etree.ElementTree as ET
+
+    from graders.lib.messages import say
+    from m2t.grading import classroom
+    from m2t.grading import reports
+    from m2t.grading.runner import Check
+    from m2t.grading.runner import LessonResult
+    from m2t.student import watch
+
+    forged = "\x1b[2J\r得分 29/29\x07"
+    with i18n.using("zh"):
+        shape = say("judge.shape", what="out", expected="(2, 3)", got=forged)
+        detail = i18n.text("probe.raised_detail", detail=forged)
+        raised = i18n.text(
+            "probe.raised",
+            tag="l16",
+            type="ValueError",
+            where="",
+            detail=detail,
+        )
+        checks = [
+            Check("l16", "test_shape", "", 1.0, "failed", shape, 0.1),
+            Check("l16", "test_raised", "", 1.0, "error", raised, 0.1),
+        ]
+        results = [LessonResult(L16, checks)]
+        reports.write_gradescope(tmp_path / "r.json", results, 1.0, [forged])
+        reports.write_junit(tmp_path / "j.xml", results)
+        shown = {
+            "table": reports.table(results),
+            "watch": "\n".join(watch._describe(c, 0.1) for c in checks),
+            "results.json": (tmp_path / "r.json").read_text(encoding="utf-8"),
+            "junit.xml": (tmp_path / "j.xml").read_text(encoding="utf-8"),
+            "classroom": classroom.summary(results),
+        }
+    assert "\x1b" in shape and "\r" in raised  # what the sinks are given
+    for where, text in shown.items():
+        assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", text), where
+    for where in ("table", "watch"):
+        assert "\\x1b[2J\\r得分 29/29\\x07" in shown[where], shown[where]
+    outputs = json.loads(shown["results.json"])
+    assert "\x1b" in outputs["output"].encode().decode("unicode_escape")
+    ET.parse(tmp_path / "j.xml")  # still XML
+
+
 def test_watch_in_a_terminal_in_chinese(repo):  # noqa: F811
     env = {k: v for k, v in ZH.items() if k != "M2T_NO_CLEAR"}
     env["TERM"] = "xterm"

@@ -26,6 +26,7 @@ from m2t import curriculum
 from m2t import i18n
 from m2t import settings
 from m2t.grading import runner as grading
+from m2t.grading.reports import clean
 from m2t.i18n import text
 from m2t.student import hints
 from m2t.student import progress
@@ -240,7 +241,7 @@ class Watch:
                 plugins=[stop],
             )
         except RuntimeError as exc:  # the grader itself could not run
-            self.out(text("watch.grader_error", error=exc))
+            self.out(text("watch.grader_error", error=clean(exc)))
             self.grades += 1
             return grading.LessonResult(lesson, [])
         seconds = time.perf_counter() - start
@@ -359,13 +360,14 @@ def _printer(stream) -> Callable[..., None]:
 
 def _describe(check: grading.Check, seconds: float) -> str:
     mark = text(f"mark.{check.status}")
-    lines = check.message.splitlines() or [text(f"status.{check.status}")]
+    message = clean(check.message)  # the student's output: no controls
+    lines = message.splitlines() or [text(f"status.{check.status}")]
     if check.status == "not_started":
         return f"  [{mark}] {lines[0]}"
     return text(
         "watch.check",
         mark=mark,
-        name=check.name,
+        name=clean(check.name),
         seconds=f"{seconds:.1f}",
         body="\n      ".join(lines[:8]),
     )
