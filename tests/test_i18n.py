@@ -551,6 +551,26 @@ def test_control_characters_in_a_chinese_message_reach_no_report(tmp_path):
     ET.parse(tmp_path / "j.xml")  # still XML
 
 
+def test_the_edition_refuses_authoring_and_a_stale_template_in_chinese(
+    tmp_path, monkeypatch, capsys
+):
+    import m2t
+    from m2t import questions
+    from m2t.cli import main
+
+    with i18n.using("zh"):
+        missing = questions.stale(tmp_path / "answers.toml")
+        (tmp_path / "answers.toml").write_text("# mine\n")
+        stale = questions.stale(tmp_path / "answers.toml")
+        monkeypatch.setattr(m2t, "ROOT", tmp_path)  # no solutions/ here
+        assert main(["check", "16"]) == 2
+    err = capsys.readouterr().err
+    assert "m2t：错误：check 需要完整的仓库" in err, err
+    assert missing[0].endswith("不存在：请运行 `m2t answers-template`"), missing
+    assert stale[0].endswith("已过期：请运行 `m2t answers-template`"), stale
+    _no_english("\n".join([err, *missing, *stale]))
+
+
 def test_watch_in_a_terminal_in_chinese(repo):  # noqa: F811
     env = {k: v for k, v in ZH.items() if k != "M2T_NO_CLEAR"}
     env["TERM"] = "xterm"

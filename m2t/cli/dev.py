@@ -37,11 +37,7 @@ def _full_repository(cmd: Callable[[argparse.Namespace], int]):
 
         if not (ROOT / "solutions").is_dir():
             name = getattr(args, "dev_command", None) or args.command
-            print(
-                f"m2t: error: {name} needs the full repository (solutions/ "
-                "and m2t/authoring/); the student edition has neither",
-                file=sys.stderr,
-            )
+            print(i18n.text("cli.full_repository", name=name), file=sys.stderr)
             return 2
         return cmd(args)
 

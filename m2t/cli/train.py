@@ -28,11 +28,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         name = getattr(exc, "name", None) or "solutions"
         if not name.startswith(("solutions", "training")):
             raise
-        print(
-            "m2t train: training needs the full repository (the reference "
-            "solutions/ are not in the student edition).",
-            file=sys.stderr,
-        )
+        print(i18n.text("cli.train_full_repository"), file=sys.stderr)
         return 2
     if args.list:
         print(recipes.table(args.data))

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from m2t import ROOT
+from m2t.i18n import text as _text
 from m2t.questions.answers import ANSWERS
 from m2t.questions.answers import display
 from m2t.questions.answers import is_empty
@@ -108,9 +109,9 @@ def stale(path: Path = TEMPLATE) -> list[str]:
     """Problems when `path` is not what `m2t answers-template` writes."""
     want = template()
     if not path.exists():
-        return [f"{display(path)} is missing: run `m2t answers-template`"]
+        return [_text("questions.template_missing", path=display(path))]
     if path.read_text(encoding="utf-8") != want:
-        return [f"{display(path)} is stale: run `m2t answers-template`"]
+        return [_text("questions.template_stale", path=display(path))]
     return []
 
 
