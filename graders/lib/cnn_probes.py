@@ -34,10 +34,7 @@ def layer_table(
         the same with containers opened (`_apply_opened`), `trainable` and
         `non_trainable` (parameter counts).
     """
-    if not hasattr(model, "layers"):
-        raise TypeError(
-            f"expected a keras.Sequential, got {type(model).__name__}"
-        )
+    _expect_layers(model)
     # Variables made under `StatelessScope(initialize_variables=False)` wait
     # on a list for the next top-level symbolic call to initialise them all
     # (seconds for VGG). Keras keeps that list per thread: made in a thread
@@ -48,6 +45,16 @@ def layer_table(
             _shapes_without_weights, model, tuple(input_shape), tuple(keep)
         )
         return facts.result()
+
+
+def _expect_layers(model: Any) -> None:
+    """A StudentError unless `model` has `layers` (a keras.Sequential)."""
+    if not hasattr(model, "layers"):
+        from graders.lib.messages import say
+        from m2t.grading.probe import StudentError
+
+        got = type(model).__name__
+        raise StudentError(say("cnn_probes.not_sequential", got=got))
 
 
 def _shapes_without_weights(
@@ -160,6 +167,7 @@ def first_layer_output(
         (its output, the weights it ended up with), for the judge's own
         float64 stem (`cnn_references.forward`).
     """
+    _expect_layers(model)
     stem = model.layers[0]
     stem(x, training=False)  # build
     used = transfer(stem, weights)
