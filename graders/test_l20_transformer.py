@@ -39,6 +39,7 @@ from graders.lib.judge import expect_close
 from graders.lib.judge import expect_shape
 from graders.lib.judge import fail
 from graders.lib.judge import mistake_outputs
+from graders.lib.messages import say
 from graders.lib.probes import in_float64
 from graders.lib.probes import layer_contract
 from graders.lib.probes import tape_gradient
@@ -630,9 +631,8 @@ def test_sinusoidal_positions(positions):
     expect_close(
         run_positions(positions),
         ref_positions(positions),
-        "sinusoidal_positions(positions, D=24)",
-        hint="P[t, 2j] = sin(pos / 10000^(2j/D)), P[t, 2j+1] = cos(...), "
-        "interleaved.",
+        say("l20.positions", depth=D),
+        hint=say("l20.positions_hint"),
     )
 
 
@@ -645,9 +645,9 @@ def test_padding_mask(lens):
     expect_close(
         np.asarray(got, dtype=np.int64),
         ref_padding_keep(valid, T, S).astype(np.int64),
-        f"padding_mask(valid_lens, T={T}, S={S}) (1 = attend)",
+        say("l20.padding", T=T, S=S),
         tol=EXACT,
-        hint="key s is kept when s < the valid length.",
+        hint=say("l20.padding_hint"),
     )
 
 
@@ -662,13 +662,13 @@ def test_causal_mask(num_queries, num_keys):
     expect_close(
         got,
         ref_causal_keep(num_queries, num_keys).astype(np.int64),
-        f"causal_mask(T={num_queries}, S={num_keys}) (1 = attend)",
+        say("l20.causal", T=num_queries, S=num_keys),
         tol=EXACT,
         diagnoses={
             m: ref_causal_keep(num_queries, num_keys, m).astype(np.int64)
             for m in (CAUSAL_EXCLUDES_SELF, CAUSAL_SEES_NEXT)
         },
-        hint="query t sits at position S - T + t and sees keys up to it.",
+        hint=say("l20.causal_hint"),
     )
 
 
@@ -678,11 +678,11 @@ def test_causal_mask_is_training_valid_lens():
     lens = np.tile(np.arange(1, T + 2), (B, 1)).astype("int32")  # (B, T+1)
     causal = np.asarray(run_causal_mask(T + 1, T + 1), dtype=np.int64)
     padded = np.asarray(run_padding_mask(lens, T + 1, T + 1), dtype=np.int64)
-    expect_shape(causal, (1, T + 1, T + 1), "causal_mask(T, T)")
+    expect_shape(causal, (1, T + 1, T + 1), say("l20.causal_square"))
     expect_close(
         np.broadcast_to(causal, padded.shape),
         padded,
-        "causal_mask(T, T) vs padding_mask(dec_valid_lens [[1..T], ...])",
+        say("l20.causal_vs_padding"),
         tol=EXACT,
         diagnoses={
             m: np.broadcast_to(ref_causal_keep(T + 1, T + 1, m), padded.shape)
@@ -697,8 +697,8 @@ def test_position_wise_ffn(rng):
     expect_close(
         out,
         ref_ffn(X.astype(np.float64), params),
-        "PositionWiseFFN(F=10, 7) output (B, T, 7)",
-        hint="dense2(relu(dense1(X))).",
+        say("l20.ffn"),
+        hint=say("l20.ffn_hint"),
     )
 
 
@@ -712,7 +712,7 @@ def test_addnorm_matches_reference_and_keras_layer_norm(rng):
     expect_close(
         out,
         ref_addnorm(X, Y, params),
-        "AddNorm(X, Y) = LayerNorm(X + Y) over the last axis",
+        say("l20.addnorm"),
         diagnoses=_diagnoses(
             ref_addnorm,
             X,
@@ -727,8 +727,7 @@ def test_addnorm_matches_reference_and_keras_layer_norm(rng):
     expect_close(
         out,
         np.asarray(norm(X + Y), np.float64),
-        f"AddNorm vs keras.layers.LayerNormalization(epsilon={EPSILON:g})"
-        "(X + Y)",
+        say("l20.addnorm_keras", epsilon=f"{EPSILON:g}"),
         diagnoses=_diagnoses(
             ref_addnorm, X, Y, params, mistakes=(KERAS_EPSILON,)
         ),
@@ -739,12 +738,8 @@ def test_addnorm_dropout_only_in_training(rng):
     X = rng.standard_normal((B, T, D)).astype("float32")
     Y = rng.standard_normal((B, T, D)).astype("float32")
     first, second, trained, _ = run_addnorm(X, Y, dropout=0.5)
-    expect_close(second, first, "AddNorm called twice with training=False")
-    expect(
-        not np.allclose(trained, first),
-        "AddNorm: with dropout=0.5 and training=True the output should "
-        "differ from inference; pass `training` to the dropout layer.",
-    )
+    expect_close(second, first, say("l20.addnorm_twice"))
+    expect(not np.allclose(trained, first), say("l20.addnorm_dropout"))
 
 
 def test_addnorm_of_zero_y_is_the_norm_of_x_in_training(rng):
@@ -764,7 +759,7 @@ def test_addnorm_of_zero_y_is_the_norm_of_x_in_training(rng):
     expect_close(
         trained,
         ref_addnorm(X, np.zeros_like(X), params),
-        "AddNorm(dropout=0.5)(X, 0) with training=True (= LayerNorm(X))",
+        say("l20.addnorm_zero_y"),
         diagnoses={
             DROPOUT_ON_SUM: lambda: nearest_dropped(
                 trained,
@@ -777,7 +772,7 @@ def test_addnorm_of_zero_y_is_the_norm_of_x_in_training(rng):
                 X, np.zeros_like(X), params, RESIDUAL_MISSING
             ),
         },
-        hint="LayerNorm(X + Dropout(Y)): the residual X is never dropped.",
+        hint=say("l20.addnorm_zero_y_hint"),
     )
 
 
@@ -794,9 +789,9 @@ def test_encoder_block_matches_reference(rng, lens):
     expect_close(
         out,
         ref_encoder_block(X.astype(np.float64), valid, params),
-        "TransformerEncoderBlock output (dropout 0.2, training=False)",
+        say("l20.encoder_block"),
         diagnoses=_diagnoses(ref_encoder_block, X, valid, params),
-        hint="Y = AddNorm(X, MHA(X, X, X)); out = AddNorm(Y, FFN(Y)).",
+        hint=say("l20.encoder_block_hint"),
     )
 
 
@@ -810,12 +805,12 @@ def test_encoder_block_seed_004(rng):
     changed[0, 3:] += 1.0
     changed[1, 2:] -= 1.0
     out, other = run_seed_004_block(X, changed, np.array([3, 2], "int32"))
-    expect_shape(out, (2, 100, 24), "TransformerEncoderBlock(24, 48, 8) output")
+    expect_shape(out, (2, 100, 24), say("l20.seed_block"))
     expect_close(
         np.concatenate([other[0, :3], other[1, :2]]),
         np.concatenate([out[0, :3], out[1, :2]]),
-        "outputs at the valid positions after changing the padded ones",
-        hint="the padded keys (>= valid_len) must get zero attention.",
+        say("l20.seed_padded"),
+        hint=say("l20.seed_padded_hint"),
     )
 
 
@@ -829,15 +824,15 @@ def test_encoder_block_variable_lengths(rng):
     expect_close(
         out1,
         ref_encoder_block(*first, params),
-        "TransformerEncoderBlock with S=3",
+        say("l20.first_length"),
         diagnoses=_diagnoses(ref_encoder_block, *first, params),
     )
     expect_close(
         out2,
         ref_encoder_block(*second, params),
-        "the same block called again with S=7",
+        say("l20.second_length"),
         diagnoses=_diagnoses(ref_encoder_block, *second, params),
-        hint="no fixed length inside a layer: take S from ops.shape.",
+        hint=say("l20.length_hint"),
     )
 
 
@@ -849,9 +844,9 @@ def test_encoder_matches_reference(rng):
     expect_close(
         out,
         ref_encoder(tokens, valid, params),
-        "TransformerEncoder output (B, S, D)",
+        say("l20.encoder"),
         diagnoses=_diagnoses(ref_encoder, tokens, valid, params),
-        hint="X = embedding * sqrt(D) + P[:S], then the blocks.",
+        hint=say("l20.encoder_hint"),
     )
 
 
@@ -867,15 +862,14 @@ def test_decoder_block_matches_reference(rng):
     expect_close(
         out,
         ref_out,
-        "TransformerDecoderBlock output (training pass, causal)",
+        say("l20.decoder_block"),
         diagnoses=_diagnoses(
             ref_decoder_block, X, enc, valid, params, None, part=0
         ),
-        hint="masked self-attention, encoder-decoder attention, FFN; each "
-        "followed by AddNorm.",
+        hint=say("l20.decoder_block_hint"),
         properties=[properties.causal(other, T - 1)],
     )
-    expect_close(kv, X, "the block's returned cache without a cache (= X)")
+    expect_close(kv, X, say("l20.decoder_block_cache"))
 
 
 @pytest.mark.points(2)
@@ -889,8 +883,7 @@ def test_decoder_is_causal(rng):
     expect_close(
         other[:, :-1],
         full[:, :-1],
-        "decoder logits at the earlier positions after changing the last "
-        "target token",
+        say("l20.decoder_causal"),
         diagnoses={
             m: (
                 lambda m=m: ref_decoder(changed, enc, valid, params, None, m)[
@@ -899,7 +892,7 @@ def test_decoder_is_causal(rng):
             )
             for m in (CAUSAL_SEES_NEXT,)
         },
-        hint="a position must never see a later token: causal mask.",
+        hint=say("l20.decoder_causal_hint"),
         properties=[properties.causal(full[:, :-1], T - 1)],
     )
 
@@ -914,25 +907,22 @@ def test_step_by_step_decoding_with_cache_equals_full_pass(rng):
     expect_close(
         full,
         ref_full,
-        "TransformerDecoder logits, full (training) pass",
+        say("l20.decoder_full"),
         diagnoses=_diagnoses(
             ref_decoder, tokens, enc, valid, params, None, part=0
         ),
     )
     expect(
         sizes == [(B, T, D)] * BLOCKS,
-        f"after {T} single steps each block's cache should be {(B, T, D)}, "
-        f"got {sizes}.",
+        say("l20.cache_sizes", steps=T, expected=(B, T, D), got=sizes),
     )
     expect_close(
         np.concatenate(steps, axis=1),
         ref_full,
-        f"decoding {T} steps one token at a time with the cache, vs the full "
-        "pass",
+        say("l20.decoder_steps", steps=T),
         diagnoses=_diagnoses(ref_decoder_steps, tokens, enc, valid, params),
         properties=[same_as_full_pass(full)],
-        hint="each step appends its input to the block's cache and uses the "
-        "positional encoding of its absolute position.",
+        hint=say("l20.decoder_steps_hint"),
     )
 
 
@@ -956,7 +946,7 @@ def test_transformer_and_greedy_decode(rng):
             src_valid,
             params["decoder"],
         )[0],
-        "Transformer((src, src_valid_len, dec_input)) logits",
+        say("l20.transformer"),
         diagnoses=_diagnoses(
             lambda mistake: ref_decoder(
                 dec_input,
@@ -973,18 +963,17 @@ def test_transformer_and_greedy_decode(rng):
     expect_close(
         tokens,
         want_tokens,
-        f"greedy_decode tokens (bos={bos}, eos={eos}, {num_steps} steps)",
+        say("l20.greedy_tokens", bos=bos, eos=eos, steps=num_steps),
         tol=EXACT,
         diagnoses=_diagnoses(
             ref_greedy, src, src_valid, params, bos, eos, num_steps, part=0
         ),
-        hint="the argmax of the last logits at each step, fed back as the "
-        "next input with the cache the decoder returned.",
+        hint=say("l20.greedy_hint"),
     )
     expect_close(
         lengths,
         want_lengths,
-        f"greedy_decode lengths (tokens before the first <eos>={eos})",
+        say("l20.greedy_lengths", eos=eos),
         tol=EXACT,
     )
 
@@ -1039,8 +1028,7 @@ def test_greedy_decode_on_a_scripted_model():
     expect_close(
         tokens,
         np.array([[A_, E_, E_, E_], [B_, C_, E_, E_]]),
-        "greedy_decode(num_steps=4) tokens on a scripted model (A=0, B=1, "
-        f"C=2, <eos>={EOS_}, <bos>={BOS_}): rows A and B C",
+        say("l20.scripted_tokens", eos=EOS_, bos=BOS_),
         tol=EXACT,
         diagnoses={
             GREEDY_NO_CACHE: np.array([[A_, B_, E_, E_], [B_, A_, E_, E_]]),
@@ -1053,21 +1041,20 @@ def test_greedy_decode_on_a_scripted_model():
     expect_close(
         lengths,
         np.array([1, 2]),
-        "greedy_decode(num_steps=4) lengths (tokens before <eos>)",
+        say("l20.scripted_lengths"),
         tol=EXACT,
     )
     tokens, lengths, _ = run_scripted_greedy(tables, 2)
     expect_close(
         tokens,
         np.array([[A_, E_], [B_, C_]]),
-        "greedy_decode(num_steps=2) tokens on the same model",
+        say("l20.scripted_short_tokens"),
         tol=EXACT,
     )
     expect_close(
         lengths,
         np.array([1, 2]),
-        "greedy_decode(num_steps=2) lengths: row 1 has no <eos> in 2 steps, "
-        "so its length is 2",
+        say("l20.scripted_short_lengths"),
         tol=EXACT,
         diagnoses={GREEDY_UNFINISHED_LENGTH: np.array([1, 0])},
     )
@@ -1100,7 +1087,7 @@ def test_keras_layer_contract(kind):
         kind,
         output_shape=shape,
         symbolic_shape=symbolic,
-        on="keras.Input (None batch and lengths)",
+        on=say("l20.symbolic_on"),
         trainable=weights,
     )
     expect_value_errors(facts["errors"], quoted=True)
@@ -1113,21 +1100,19 @@ def test_encoder_block_gradient_matches_centred_differences(rng):
     valid = np.array([2], "int32")
     probe_weights = rng.standard_normal((1, 3, 8))
     got = run_gradient(X, valid, probe_weights)
-    what = "TransformerEncoderBlock d(loss)/d(X) vs centred differences"
+    what = say("l20.gradient")
     narrow = ", ".join(
-        f"{name}() computes in {dtype}" for name, dtype in got["narrow"]
+        say("l20.narrow", name=name, dtype=dtype)
+        for name, dtype in got["narrow"]
     )
-    hint = (
-        f"{narrow}: pass dtype=self.dtype_policy to each sublayer you make, "
-        "so the block made with dtype='float64' computes in float64 "
-        "throughout (the check needs float64's precision)."
-    )
+    hint = say("l20.narrow_hint", narrow=narrow)
     if "error" in got:
-        fail([f"{what}: the block raised {got['error'].splitlines()[0]}", hint])
+        error = got["error"].splitlines()[0]
+        fail([say("l20.raised", what=what, error=error), hint])
     expect_close(
         got["output"],
         ref_encoder_block(X, valid, got["params"]),
-        "TransformerEncoderBlock(dtype='float64') output",
+        say("l20.float64_output"),
         tol=F64,
         diagnoses=_diagnoses(ref_encoder_block, X, valid, got["params"]),
         hint=hint if got["narrow"] else "",
