@@ -24,6 +24,7 @@ from pathlib import Path
 
 from m2t import ROOT
 from m2t import curriculum
+from m2t import i18n
 from m2t import settings
 from m2t.grading.probe import strip_tf_noise
 
@@ -402,13 +403,18 @@ def grade(
             pytest.ExitCode.USAGE_ERROR,
         ):
             raise RuntimeError(
-                f"pytest could not run the graders (exit {int(code)}): "
-                + (out.getvalue() if not show_pytest else "")
+                i18n.text(
+                    "grade.pytest_failed",
+                    code=int(code),
+                    output=out.getvalue() if not show_pytest else "",
+                )
             )
     if collector.collect_errors:
         raise RuntimeError(
-            "the graders could not be collected:\n"
-            + "\n".join(collector.collect_errors)
+            i18n.text(
+                "grade.not_collected",
+                errors="\n".join(collector.collect_errors),
+            )
         )
     if not sandbox:  # the worker's overhead would skew the order
         save_costs(collector.checks.values())
