@@ -35,6 +35,7 @@ from graders.lib.judge import expect_shape
 from graders.lib.judge import fail
 from graders.lib.judge import mistake_outputs
 from graders.lib.judge import stack_same_shape
+from graders.lib.messages import say
 from graders.lib.probes import layer_contract
 from graders.lib.probes import tape_gradient
 from graders.lib.probes import value_errors
@@ -379,7 +380,10 @@ def ref_best_sequence(table, max_len, alpha, seed=None, vocab=4, mistake=None):
 
 
 def _spell(ids):
-    return " ".join(NAMES[i] if i < 3 else "<eos>" for i in ids) or "(empty)"
+    """A scripted sequence for a message: `A B <eos>` in backticks, or the
+    word for an empty one."""
+    names = " ".join(NAMES[i] if i < 3 else "<eos>" for i in ids)
+    return f"`{names}`" if names else say("l14.empty")
 
 
 # ------------------------------------------------------------------ probes
@@ -577,24 +581,23 @@ def test_encoder_matches_reference(rng):
     X = rng.integers(0, V_SRC, (B, S)).astype("int32")
     weights = _encoder_weights(rng)
     outputs, states = run_encoder(X, weights)
-    expect_shape(outputs, (B, S, U), "Seq2SeqEncoder outputs")
+    expect_shape(outputs, (B, S, U), say("l14.encoder_outputs"))
     expect(
         len(states) == L,
-        f"Seq2SeqEncoder must return one state per layer ({L}), got "
-        f"{len(states)}.",
+        say("l14.encoder_state_count", layers=L, got=len(states)),
     )
     ref_outputs, ref_states = ref_encoder(X, weights)
     expect_close(
         outputs,
         ref_outputs,
-        "Seq2SeqEncoder outputs (B, S, U)",
-        hint="embedding, then each GRU on the previous one's whole sequence.",
+        say("l14.encoder_outputs_all"),
+        hint=say("l14.encoder_outputs_hint"),
     )
     expect_close(
-        stack_same_shape(states, "Seq2SeqEncoder states"),
+        stack_same_shape(states, say("l14.encoder_states")),
         np.stack(ref_states),
-        "Seq2SeqEncoder states (L, B, U)",
-        hint="states[i] is layer i's last state, bottom layer first.",
+        say("l14.encoder_states_all"),
+        hint=say("l14.encoder_states_hint"),
     )
 
 
@@ -603,31 +606,29 @@ def test_decoder_matches_reference(rng):
     Y, states, context = _decoder_inputs(rng)
     weights = _decoder_weights(rng)
     got = run_decoder(Y, states, context, weights)
-    expect_shape(got["logits"], (B, T, V), "Seq2SeqDecoder logits")
+    expect_shape(got["logits"], (B, T, V), say("l14.decoder_logits"))
     ref_logits, ref_states = ref_decoder(Y, states, context, weights)
     expect_close(
         got["logits"],
         ref_logits,
-        "Seq2SeqDecoder logits (B, T, V)",
-        hint="input of the first GRU: [embedding (B, T, E), context repeated "
-        "(B, T, U)] on the last axis; GRU i starts from states[i].",
+        say("l14.decoder_logits_all"),
+        hint=say("l14.decoder_logits_hint"),
     )
     expect(
         len(got["states"]) == L,
-        f"Seq2SeqDecoder must return one new state per layer ({L}), got "
-        f"{len(got['states'])}.",
+        say("l14.decoder_state_count", layers=L, got=len(got["states"])),
     )
     expect_close(
-        stack_same_shape(got["states"], "Seq2SeqDecoder new states"),
+        stack_same_shape(got["states"], say("l14.decoder_states")),
         np.stack(ref_states),
-        "decoder new states",
+        say("l14.decoder_states_all"),
     )
     expect_close(
         got["context"],
         context,
-        "the context in the decoder's returned state",
+        say("l14.context"),
         tol=EXACT,
-        hint="return (new_states, context): the context never changes.",
+        hint=say("l14.context_hint"),
     )
 
 
@@ -643,7 +644,7 @@ def test_decoding_step_by_step_equals_the_full_pass(rng):
     expect_close(
         steps,
         ref_steps,
-        "Seq2SeqDecoder logits fed one step at a time (B, T, V)",
+        say("l14.stepwise"),
         diagnoses=_diagnoses(
             ref_decoder,
             Y,
@@ -656,7 +657,7 @@ def test_decoding_step_by_step_equals_the_full_pass(rng):
         ),
         properties=[same_as_full_pass(got["logits"])],
     )
-    expect_close(steps, got["logits"], "step-by-step vs full-pass logits")
+    expect_close(steps, got["logits"], say("l14.stepwise_vs_full"))
 
 
 def test_teacher_forcing_inputs(rng):
@@ -665,10 +666,10 @@ def test_teacher_forcing_inputs(rng):
     expect_close(
         got,
         ref_teacher_forcing(Y, BOS_ID),
-        f"teacher_forcing_inputs(Y, bos_id={BOS_ID}) for Y = {Y.tolist()}",
+        say("l14.teacher_forcing", bos=BOS_ID, Y=Y.tolist()),
         tol=EXACT,
         diagnoses=_diagnoses(ref_teacher_forcing, Y, BOS_ID),
-        hint="<bos>, y_1, ..., y_{T-1}: the target shifted right by one.",
+        hint=say("l14.teacher_forcing_hint"),
     )
 
 
@@ -679,8 +680,7 @@ def test_predict_greedy_equals_beam_of_one_on_a_model(rng):
     )
     expect(
         greedy == beam,
-        f"predict_seq2seq: greedy search gave {greedy}, beam search with "
-        f"beam_size=1 gave {beam}; a beam of one is greedy search.",
+        say("l14.predict_beam_of_one", greedy=greedy, beam=beam),
     )
     stopped = len(greedy) < 3
     expected = [*greedy, V - 1] if stopped else greedy
@@ -688,8 +688,7 @@ def test_predict_greedy_equals_beam_of_one_on_a_model(rng):
     argmax = argmax[: len(expected)]  # past max_len nothing was decoded
     expect(
         argmax == expected,
-        "greedy decoding: feeding <bos> + the greedy output back in one pass, "
-        f"the most probable tokens should be {expected}, got {argmax}.",
+        say("l14.predict_forced", expected=expected, got=argmax),
     )
 
 
@@ -716,7 +715,7 @@ def test_sequence_mask_on_three_axes(rng):
         "sequence_mask(X (2, 4, 3), [1, 3], value=-1)",
         tol=EXACT,
         diagnoses=_diagnoses(ref_sequence_mask, X, [1, 3], -1.0),
-        hint="broadcast the (B, T) mask over the trailing axes.",
+        hint=say("l14.mask_hint"),
     )
 
 
@@ -739,9 +738,9 @@ def test_masked_loss_matches_reference(rng, valid_len):
     expect_close(
         got,
         ref_loss(labels, logits, valid_len),
-        f"MaskedSoftmaxCELoss with valid_len {valid_len.tolist()}",
+        say("l14.loss", valid_len=valid_len.tolist()),
         diagnoses=_diagnoses(ref_loss, labels, logits, valid_len),
-        hint="sum of -log p(label) over valid tokens / number of valid tokens.",
+        hint=say("l14.loss_hint"),
     )
 
 
@@ -758,8 +757,7 @@ def test_masked_loss_ignores_the_padding(rng):
     expect_close(
         second,
         first,
-        "MaskedSoftmaxCELoss after changing the logits and labels at the "
-        "padded positions (it must not change)",
+        say("l14.loss_padding"),
         diagnoses=_diagnoses(ref_loss, other_labels, other_logits, valid_len),
     )
 
@@ -772,9 +770,9 @@ def test_masked_loss_without_valid_tokens_is_zero(rng):
     expect_close(
         run_loss(labels, logits, valid_len),
         0.0,
-        "MaskedSoftmaxCELoss with valid_len [0, 0] (no valid token: 0)",
+        say("l14.loss_empty"),
         diagnoses=_diagnoses(ref_loss, labels, logits, valid_len),
-        hint="divide by max(number of valid tokens, 1).",
+        hint=say("l14.loss_empty_hint"),
     )
 
 
@@ -803,7 +801,7 @@ def test_masked_loss_gradient_is_zero_on_padding(rng):
     expect_close(
         got[padded],
         np.zeros((padded.sum(), V)),
-        "d(loss)/d(logits) at the padded positions",
+        say("l14.padded_gradient"),
         tol=EXACT,
         diagnoses=_diagnoses(
             ref_loss_gradient,
@@ -812,12 +810,12 @@ def test_masked_loss_gradient_is_zero_on_padding(rng):
             valid_len,
             pick=lambda grad: grad[padded],
         ),
-        hint="padding is never trained on: mask the per-token losses.",
+        hint=say("l14.padded_gradient_hint"),
     )
     expect_gradient(
         got,
         ref_loss_gradient(labels, logits, valid_len),
-        "MaskedSoftmaxCELoss d(loss)/d(logits) vs centred differences",
+        say("l14.loss_gradient"),
         tol=GRAD,
     )
 
@@ -847,16 +845,13 @@ def test_bleu(case):
     if isinstance(got, dict):
         words = len(pred.split())
         fail(
-            [
-                f"bleu raised {got['error']} for a prediction of {words} "
-                f"word(s), shorter than k={k}."
-            ],
+            [say("l14.bleu_raised", error=got["error"], words=words, k=k)],
             SHORT_BLEU,
         )
     expect_close(
         got,
         expected,
-        f"bleu({pred!r}, {label!r}, k={k})",
+        f"`bleu({pred!r}, {label!r}, k={k})`",
         diagnoses=_diagnoses(ref_bleu, pred, label, k),
     )
 
@@ -873,12 +868,11 @@ def test_bleu_brevity_penalty_punishes_only_short_predictions():
     both give 1), the pair does."""
     got = np.array([run_bleu(*case) for case in BREVITY_PAIR], dtype=object)
     if any(isinstance(g, dict) for g in got):
-        expect(False, "bleu raised an error on a prediction of 2+ words.")
+        expect(False, say("l14.bleu_raised_long"))
     expect_close(
         got.astype(np.float64),
         ref_bleu_pair(BREVITY_PAIR),
-        "[bleu(short, label), bleu(long, label)] for "
-        f"{[case[:2] for case in BREVITY_PAIR]}",
+        say("l14.bleu_pair", cases=[case[:2] for case in BREVITY_PAIR]),
         diagnoses=_diagnoses(ref_bleu_pair, BREVITY_PAIR),
     )
 
@@ -890,8 +884,7 @@ def test_greedy_decode_stops_at_eos():
     expect_close(
         np.array(got),
         np.array(expected),
-        f"greedy_decode on d2l's example: expected {_spell(expected)}, got "
-        f"{_spell(got)}",
+        say("l14.greedy_d2l", expected=_spell(expected), got=_spell(got)),
         tol=EXACT,
         diagnoses=_diagnoses(ref_greedy, D2L_TABLE, 6, mistakes=MISTAKES),
     )
@@ -907,15 +900,15 @@ def test_beam_search_finds_the_better_sequence():
     beam = run_beam(table, 2, 6)
     expect(
         greedy == [A_, B_, C_],
-        "greedy_decode on d2l's example: expected A B C, got "
-        f"{_spell(greedy)}.",
+        say(
+            "l14.greedy_d2l", expected=_spell([A_, B_, C_]), got=_spell(greedy)
+        ),
         got=np.array(greedy),
         diagnoses=_diagnoses(ref_greedy, D2L_TABLE, 6),
     )
     expect(
         beam == [A_, C_, B_],
-        "beam_search(beam_size=2) on d2l's example: expected A C B "
-        f"(P = 0.054 > greedy's 0.048), got {_spell(beam)}.",
+        say("l14.beam_d2l", got=_spell(beam)),
         got=np.array(beam),
         diagnoses=_diagnoses(ref_beam, D2L_TABLE, 2, 6, 0.75),
     )
@@ -944,14 +937,13 @@ def test_greedy_decode_carries_the_state():
     expect_close(
         np.array(got),
         np.array([A_, B_]),
-        f"greedy_decode(max_len=5) on a scripted decoder: expected A B, got "
-        f"{_spell(got)}",
+        say("l14.greedy_state", got=_spell(got)),
         tol=EXACT,
         diagnoses={
             GREEDY_STATE: np.array([A_, B_, C_]),
             GREEDY_NO_STOP: np.array([A_, B_, EOS, C_, EOS]),
         },
-        hint="step_fn returns the next state: pass it to the next step.",
+        hint=say("l14.greedy_state_hint"),
     )
 
 
@@ -985,8 +977,7 @@ def test_beam_search_prunes_over_all_beams_and_keeps_open_ones():
     expect_close(
         np.array(got),
         np.array([A_, A_, B_]),
-        f"beam_search(beam_size=2, max_len=3) on a scripted decoder: "
-        f"expected A A B (score -0.8704, open at max_len), got {_spell(got)}",
+        say("l14.beam_prune", got=_spell(got)),
         tol=EXACT,
         diagnoses={
             IGNORES_OPEN: np.array([A_, A_]),
@@ -994,9 +985,7 @@ def test_beam_search_prunes_over_all_beams_and_keeps_open_ones():
             NOT_PRUNED: np.array([A_, C_, B_]),
             BEAM_STATE: np.array([A_, A_, A_]),
         },
-        hint="of all the beams' extensions keep the beam_size best; each "
-        "beam steps from its own state; the winner is the best of the "
-        "finished and the open hypotheses.",
+        hint=say("l14.beam_prune_hint"),
     )
 
 
@@ -1008,8 +997,7 @@ def test_beam_search_normalises_by_length():
     expect_close(
         np.array(beam),
         np.array(expected),
-        f"beam_search with alpha=0.75: expected {_spell(expected)}, got "
-        f"{_spell(beam)}",
+        say("l14.beam_length", expected=_spell(expected), got=_spell(beam)),
         tol=EXACT,
         diagnoses=_diagnoses(ref_beam, LENGTH_TABLE, 2, 4, 0.75),
     )
@@ -1039,13 +1027,10 @@ def test_beam_scores_start_at_zero():
     expect_close(
         np.array(got),
         np.array([A_]),
-        "beam_search(beam_size=2, max_len=3) on a scripted decoder whose "
-        f"finished hypotheses have lengths 1, 2 and 3: expected A (score "
-        f"-0.7676), got {_spell(got)}",
+        say("l14.beam_start", got=_spell(got)),
         tol=EXACT,
         diagnoses=_diagnoses(ref_beam, START_TABLE, 2, 3, 0.75),
-        hint="a beam's score is a sum of log-probabilities: it starts at "
-        "0.0, and the final pick divides it by L**alpha.",
+        hint=say("l14.beam_start_hint"),
     )
 
 
@@ -1062,8 +1047,13 @@ def test_wide_beam_is_exhaustive_search(alpha):
     expect_close(
         np.array(got),
         np.array(expected),
-        f"beam_search(beam_size={4**max_len}, alpha={alpha}) on a random "
-        f"scripted decoder: expected {_spell(expected)}, got {_spell(got)}",
+        say(
+            "l14.beam_wide",
+            beam_size=4**max_len,
+            alpha=alpha,
+            expected=_spell(expected),
+            got=_spell(got),
+        ),
         tol=EXACT,
         diagnoses=_diagnoses(ref_beam, {}, 4**max_len, max_len, alpha, seed, 4),
     )
@@ -1076,15 +1066,13 @@ def test_beam_of_one_is_greedy(seed):
     expected = ref_greedy({}, 5, seed=seed, vocab=4)
     expect(
         greedy == expected,
-        f"greedy_decode on a random scripted decoder: expected "
-        f"{_spell(expected)}, got {_spell(greedy)}.",
+        say("l14.greedy_random", expected=_spell(expected), got=_spell(greedy)),
         got=np.array(greedy),
         diagnoses=_diagnoses(ref_greedy, {}, 5, seed, 4),
     )
     expect(
         beam == greedy,
-        f"beam_search(beam_size=1) gave {_spell(beam)}, greedy_decode "
-        f"{_spell(greedy)}: a beam of one is greedy search.",
+        say("l14.beam_of_one", beam=_spell(beam), greedy=_spell(greedy)),
     )
 
 
@@ -1100,7 +1088,7 @@ def test_keras_layer_contract(rng, kind):
         "Seq2SeqEncoder" if encoder else "Seq2SeqDecoder",
         output_shape=(B, S, U) if encoder else (B, T, V),
         symbolic_shape=(None, None, U) if encoder else None,
-        on="keras.Input (None batch and length)",
+        on=say("l14.symbolic_on"),
         trainable=1 + 3 * L + (0 if encoder else 2),
     )
     expect_value_errors(facts["errors"])
