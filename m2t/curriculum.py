@@ -15,6 +15,7 @@ from functools import cache
 from pathlib import Path
 
 from m2t import ROOT
+from m2t import i18n
 from m2t.settings import tomllib
 
 CODE = "code"
@@ -148,7 +149,9 @@ def find(name: str) -> Lesson:
         ):
             return lesson
     known = ", ".join(lesson.tag for lesson in lessons())
-    raise ValueError(f"unknown lesson {name!r}; the lessons are: {known}")
+    raise ValueError(
+        i18n.text("cli.unknown_lesson", name=repr(name), known=known)
+    )
 
 
 def select(names: Sequence[str]) -> list[Lesson]:
