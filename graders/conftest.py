@@ -109,10 +109,10 @@ def grader_seed(config: pytest.Config) -> int:
             seed = -1
         if seed < 0:
             raise ValueError(
-                f"{SEED_ENV} must be a non-negative integer, got {text!r}"
+                i18n.text("cli.bad_seed", name=SEED_ENV, value=repr(text))
             )
     if seed < 0:
-        raise ValueError(f"--seed must be a non-negative integer, got {seed}")
+        raise ValueError(i18n.text("cli.bad_seed", name="--seed", value=seed))
     return seed
 
 

@@ -562,6 +562,7 @@ def test_the_edition_refuses_authoring_and_a_stale_template_in_chinese(
         (tmp_path / "answers.toml").write_text("# mine\n")
         stale = questions.stale(tmp_path / "answers.toml")
         assert main(["hint", "99"]) == 2
+        assert main(["list", "--impl", str(tmp_path / "none")]) == 2
         unknown = capsys.readouterr().err
         monkeypatch.setattr(m2t, "ROOT", tmp_path)  # no solutions/ here
         assert main(["check", "16"]) == 2
@@ -569,6 +570,7 @@ def test_the_edition_refuses_authoring_and_a_stale_template_in_chinese(
     assert unknown.startswith(
         "m2t：错误：没有这一课：'99'；现有的课程是：l01, "
     )
+    assert "m2t：错误：--impl '" in unknown and "：没有这个文件夹（" in unknown
     assert "m2t：错误：check 需要完整的仓库" in err, err
     assert missing[0].endswith("不存在：请运行 `m2t answers-template`"), missing
     assert stale[0].endswith("已过期：请运行 `m2t answers-template`"), stale

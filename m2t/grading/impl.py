@@ -15,6 +15,7 @@ from pathlib import Path
 from types import ModuleType
 
 from m2t import ROOT
+from m2t import i18n
 
 
 def resolve(impl: str | Path) -> Path:
@@ -29,8 +30,7 @@ def resolve(impl: str | Path) -> Path:
         folder = Path(impl).expanduser().resolve()
     if not folder.is_dir():
         raise ValueError(
-            f"--impl {impl!r}: no such folder ({folder}); use 'lessons', "
-            "'solutions' or a folder holding lNN_topic.py files"
+            i18n.text("cli.no_impl", impl=repr(impl), folder=folder)
         )
     return folder
 

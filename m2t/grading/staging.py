@@ -15,6 +15,8 @@ import os
 import stat
 from pathlib import Path
 
+from m2t import i18n
+
 MAX_BYTES = 1 << 20
 """The largest lesson file or answers.toml that is graded."""
 
@@ -95,7 +97,9 @@ def stage(submission: Path, modules: list[str], dest: Path) -> Path:
     """
     submission = Path(submission)
     if not submission.is_dir():
-        raise ValueError(f"--submission {str(submission)!r}: no such folder")
+        raise ValueError(
+            i18n.text("cli.no_submission", path=repr(str(submission)))
+        )
     dest.mkdir(parents=True, exist_ok=True)
     dest.chmod(0o755)  # a worker that dropped root reads it
     names = [f"{m}.py" for m in modules] + ["answers.toml"]

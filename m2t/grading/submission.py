@@ -101,7 +101,7 @@ def judged_on(seed: int) -> Iterator[int]:
         ValueError: `seed` is negative (naming --seed and the value).
     """
     if seed < 0:
-        raise ValueError(f"--seed must be a non-negative integer, got {seed}")
+        raise ValueError(i18n.text("cli.bad_seed", name="--seed", value=seed))
     saved = os.environ.get(SEED_ENV)
     os.environ[SEED_ENV] = str(seed)
     try:
