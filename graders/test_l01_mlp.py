@@ -4,7 +4,8 @@ softmax cross-entropy from logits.
 Sizes: B=3 examples, inputs (B, 2, 5, 1) flattened to D=10 features,
 Hd=6 hidden units, Q=4 classes. Every axis has its own size, so a transpose
 cannot pass unnoticed. Weights are set by the grader (with nonzero biases)
-and the outputs compared with a float64 NumPy reference.
+and the outputs compared with a float64 NumPy reference; the MLP's tape
+gradients (by the inputs and by W1) with centred differences of it.
 Conventions: the MLP returns logits (no softmax); `softmax_cross_entropy`
 returns one loss per example, (B,).
 """

@@ -9,8 +9,10 @@ block and ResNet-18.
   biased variance over B, H, W).
 * Networks: the seed's layer tables, GoogLeNet on (1, 96, 96, 1) and
   ResNet-18 on (1, 224, 224, 1) (shape inference, no weights initialised),
-  and parameter counts against the closed form.
-* The residual block's gradient against centred differences (float64).
+  and parameter counts against the closed form; each network's b1 by value,
+  with the grader's weights, against the float64 forward pass.
+* The residual block's tape gradient against centred differences of the
+  float64 reference (the judge's own, at the same weights).
 * Smoke: a narrow ResNet-18 and a small net around one Inception block train
   on generated images.
 

@@ -10,8 +10,11 @@ and the whole network.
 * The brief's shapes: DenseBlock(2, 10) on (4, 8, 8, 3) gives (4, 8, 8, 23);
   TransitionBlock(10) then gives (4, 4, 4, 10).
 * densenet() on (1, 96, 96, 1): its layer table and parameter counts
-  against the closed form (shape inference, no weights initialised).
-* A dense block's gradient against centred differences (float64).
+  against the closed form (shape inference, no weights initialised); its
+  stem by value, with the grader's weights, against the float64 forward
+  pass.
+* A dense block's tape gradient against centred differences of the float64
+  reference (the judge's own, at the same weights).
 * Smoke: a narrow DenseNet trains on generated images.
 
 Block inputs give every axis its own size (B=2, H=6, W=5, C=3).
