@@ -295,6 +295,11 @@ def test_every_family_trains_on_two_loopback_workers(model, tmp_path):
     other = f"{roles[1]}{0 if roles[1] != roles[0] else 1}.log"
     assert f"this is {roles[0]} 0" in logs[chief]  # the chief speaks
     assert "report:" not in logs[other]
+    # ... and the other says where the run's report is.
+    chief_task = f"{roles[0]} 0"
+    assert (
+        f"by the chief ({chief_task}) to {out / 'report.json'}" in (logs[other])
+    ), logs[other][-2000:]
     assert not (out / ".workers").exists()
     assert not (out / "backup").exists()
 

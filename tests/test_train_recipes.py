@@ -380,3 +380,38 @@ def test_the_readmes_transformer_translates_every_held_out_pair(tmp_path):
         assert (tmp_path / png).stat().st_size > 5000
     # Every pair scores the same: the by-length picture would say nothing.
     assert "bleu_by_length.png" not in report["plots"]
+
+
+# -- the quick setting: an image model seen to learn -------------------------
+
+
+def test_every_image_model_has_a_quick_setting_and_the_others_refuse_it():
+    for name, recipe in recipes.RECIPES.items():
+        if recipe.family != "images":
+            with pytest.raises(ValueError, match="no quick setting"):
+                recipe.resolve("embedded", quick=True)
+            continue
+        quick = recipe.resolve("embedded", quick=True)
+        full = recipe.resolve("embedded")
+        assert quick["examples"] < 6000 and quick["epochs"] >= 2, name
+        assert (quick["resize"] or 28) <= (full["resize"] or 28), name
+        # The same network: the width ratio is the recipe's.
+        assert quick.get("ratio") == full.get("ratio"), name
+    with pytest.raises(ValueError, match="choose one"):
+        recipes.get("mlp").resolve("embedded", smoke=True, quick=True)
+
+
+def test_quick_densenet_learns_well_above_chance_in_one_epoch(tmp_path):
+    # The cheapest CNN of the quick table: one of its 3 epochs (64 steps
+    # of 32 images at 32 x 32). Test accuracy in inference mode, batch
+    # normalisation's averages included; chance is 0.1, and the table's
+    # run (docs/training.md) gives about 0.8 here.
+    from training import Options
+    from training import train
+
+    report = train(
+        Options("densenet", quick=True, epochs=1, out=str(tmp_path), verbose=0)
+    )
+    assert report["settings"]["batchnorm_momentum"] == 0.9
+    assert report["steps_per_epoch"] == 64
+    assert report["quality"]["test_accuracy"] >= 0.4, report["quality"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
+import keras
 import numpy as np
 import tensorflow as tf
 
@@ -178,8 +179,19 @@ def prepare(
         )
         return {"quality": quality, "plots": [png.name]}
 
+    def build():
+        net = BUILDERS[recipe.name](module, hp)
+        momentum = hp.get("batchnorm_momentum")
+        if momentum is not None:
+            # Keras has no public walk over the layers inside custom ones
+            # (ResNet's Residual, DenseNet's blocks).
+            for layer in net._flatten_layers():
+                if isinstance(layer, keras.layers.BatchNormalization):
+                    layer.momentum = float(momentum)
+        return net
+
     return Task(
-        build=lambda: BUILDERS[recipe.name](module, hp),
+        build=build,
         example=np.zeros((1, side, side, 1), np.float32),
         loss=cross_entropy,
         train=examples(train),

@@ -34,6 +34,9 @@ class Recipe:
         settings: d2l's hyper-parameters.
         per_data: settings that differ by data source ("embedded", "real").
         smoke: the short form (tiny sizes, a few steps) used by the tests.
+        quick: a setting that shows the model learn in a few minutes on
+            2 CPU cores (images: smaller inputs, fewer images, the same
+            architecture; `--quick`), or empty.
         notes: where the settings differ from d2l, and why.
         needs: other reference modules the family uses (vocabulary,
             BLEU, greedy prediction).
@@ -46,6 +49,7 @@ class Recipe:
     settings: dict[str, Any]
     per_data: dict[str, dict[str, Any]] = field(default_factory=dict)
     smoke: dict[str, Any] = field(default_factory=dict)
+    quick: dict[str, Any] = field(default_factory=dict)
     notes: str = ""
     needs: tuple[str, ...] = ()
 
@@ -69,16 +73,28 @@ class Recipe:
         source: str,
         *,
         smoke: bool = False,
+        quick: bool = False,
         overrides: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """The settings for one run: d2l's, then per data, smoke, overrides."""
+        """The settings for one run: d2l's, then per data, the short form
+        (`smoke`) or the quick one, then the overrides."""
         if source not in ("embedded", "real"):
             raise ValueError(
                 f"`data` must be 'embedded' or 'real', got {source!r}"
             )
+        if smoke and quick:
+            raise ValueError("--smoke and --quick: choose one")
+        if quick and not self.quick:
+            with_quick = ", ".join(n for n, r in RECIPES.items() if r.quick)
+            raise ValueError(
+                f"--quick: {self.name} has no quick setting (the image "
+                f"models have: {with_quick})"
+            )
         resolved = {**self.settings, **self.per_data.get(source, {})}
         if smoke:
             resolved.update(self.smoke)
+        if quick:
+            resolved.update(self.quick)
         for key, value in (overrides or {}).items():
             if value is None:
                 continue
@@ -95,7 +111,7 @@ class Recipe:
 
 
 # Settings any recipe accepts though none sets them by default.
-OPTIONAL_SETTINGS = ("max_steps",)
+OPTIONAL_SETTINGS = ("max_steps", "batchnorm_momentum")
 
 # Counts that must be whole numbers >= 1; numbers that must be finite and
 # > 0; the command-line flag that sets a setting, where there is one.
@@ -106,6 +122,7 @@ COUNTS = (
     "ratio", "resize",
 )  # fmt: skip
 POSITIVE = ("lr", "clip")
+FRACTIONS = ("batchnorm_momentum",)  # in [0, 1)
 FLAGS = {"epochs": "--epochs", "batch_size": "--batch-size", "lr": "--lr"}
 
 
@@ -128,6 +145,12 @@ def check(
         if value < 1:
             raise ValueError(f"{name} must be at least 1, got {value}")
         return value
+    if key in FRACTIONS:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError(f"{name} must be a number, got {value!r}")
+        if not 0 <= value < 1:
+            raise ValueError(f"{name} must be in [0, 1), got {value!r}")
+        return float(value)
     if key in POSITIVE or isinstance(default, float):
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ValueError(f"{name} must be a number, got {value!r}")
@@ -156,6 +179,23 @@ _IMAGE_SMOKE = {
     "optimizer": "adam",
     "lr": 0.001,
 }
+# Quick: the same networks on smaller inputs (32 x 32; 72 x 72 for AlexNet
+# and NiN, whose 11 x 11 stride-4 stem and three poolings need about 67)
+# and a third of the images, in batches of 32 so that a few minutes buy a
+# few hundred steps; Adam instead of d2l's SGD rates, which need d2l's
+# thousands of steps. Measured in docs/training.md.
+_IMAGE_QUICK = {
+    "examples": 2048,
+    "batch_size": 32,
+    "optimizer": "adam",
+    "lr": 0.001,
+    "epochs": 5,
+    "resize": 32,
+}
+# Batch normalisation's test-time averages moving at PyTorch's pace
+# (d2l's momentum 0.1 is Keras's 0.9): with Keras's 0.99 they still hold
+# 0.99^128 = 28% of their initial values after ResNet-18's 128 steps.
+_BATCHNORM_QUICK = {"batchnorm_momentum": 0.9}
 _LM_SMOKE = {
     "epochs": 3,
     "batch_size": 8,
@@ -184,11 +224,14 @@ _MT_NOTES = (
 )
 
 
-def _image(name, lesson, title, settings, notes="", smoke=None) -> Recipe:
+def _image(
+    name, lesson, title, settings, notes="", smoke=None, quick=None
+) -> Recipe:
     base = {
         "optimizer": "sgd",
         "clip": None,
         "epochs": 10,
+        "examples": None,  # all the images of each split
         "validate": True,
         # Convolutions are large ops: TensorFlow's default splits each
         # over all cores (mlp overrides: its ops are small).
@@ -201,6 +244,7 @@ def _image(name, lesson, title, settings, notes="", smoke=None) -> Recipe:
         title,
         {**base, **settings},
         smoke={**_IMAGE_SMOKE, **(smoke or {})},
+        quick={**_IMAGE_QUICK, **(quick or {})},
         notes=(
             "Fashion-MNIST with --data real (TFDS, must be prepared); "
             "toy_shapes by default. " + notes
@@ -280,6 +324,7 @@ RECIPES: dict[str, Recipe] = {
                 "op_threads": 1,
             },
             smoke={"validate": True},
+            quick={"resize": None},
         ),
         _image(
             "alexnet",
@@ -287,6 +332,7 @@ RECIPES: dict[str, Recipe] = {
             "AlexNet",
             {"lr": 0.01, "batch_size": 128, "resize": 224},
             smoke={"resize": 72, "ratio": 16},
+            quick={"resize": 72},
         ),
         _image(
             "vgg",
@@ -301,6 +347,7 @@ RECIPES: dict[str, Recipe] = {
             "Network in Network",
             {"lr": 0.1, "batch_size": 128, "resize": 224},
             smoke={"resize": 72, "ratio": 8},
+            quick={"resize": 72},
         ),
         _image(
             "googlenet",
@@ -315,6 +362,7 @@ RECIPES: dict[str, Recipe] = {
             "ResNet-18",
             {"lr": 0.05, "batch_size": 256, "resize": 96, "ratio": 1},
             smoke={"resize": 32, "ratio": 8},
+            quick={"epochs": 2, **_BATCHNORM_QUICK},
         ),
         _image(
             "densenet",
@@ -322,6 +370,7 @@ RECIPES: dict[str, Recipe] = {
             "DenseNet",
             {"lr": 0.1, "batch_size": 256, "resize": 96, "ratio": 1},
             smoke={"resize": 32, "ratio": 8},
+            quick={"epochs": 3, **_BATCHNORM_QUICK},
         ),
         Recipe(
             "ar_mlp",

@@ -49,6 +49,7 @@ class Options:
     resume: bool = False
     seed: int = 0
     smoke: bool = False
+    quick: bool = False
     settings: dict[str, Any] = field(default_factory=dict)
     verbose: int = 1
     cpu_replicas: int = 2
@@ -252,6 +253,7 @@ def _train(
         "versions": _versions(),
         "seed": options.seed,
         "smoke": options.smoke,
+        "quick": options.quick,
     }
     if placement.is_chief:
         _finish(report, out, task, net, trainer, backup, say)
@@ -266,7 +268,24 @@ def _train(
         shutil.rmtree(own, ignore_errors=True)
         if own.parent.is_dir() and not any(own.parent.iterdir()):
             own.parent.rmdir()
+        if options.verbose:
+            print(_not_the_chief(report, placement, out))
     return report
+
+
+def _not_the_chief(report: dict, placement, out: Path) -> str:
+    """What a worker that is not the chief says at the end: its part and
+    where the run's report is (the chief's machine, not this one)."""
+    kind, index = placement.task
+    chief = " ".join(map(str, placement.chief))
+    loss = report["final_loss"]
+    return (
+        f"{kind} {index}: {report['epochs']} epochs done"
+        + (f", loss {loss:.4f}" if loss is not None else "")
+        + f"; the run's report is written by the chief ({chief}) to "
+        f"{out / 'report.json'} on the chief's machine, with the plots "
+        "and logs (this worker writes none)"
+    )
 
 
 def _settings(recipe, options: Options) -> dict:
@@ -280,6 +299,7 @@ def _settings(recipe, options: Options) -> dict:
     return recipe.resolve(
         options.data,
         smoke=options.smoke,
+        quick=options.quick,
         overrides={**options.settings, **flags},
     )
 

@@ -40,6 +40,8 @@ class Placement:
         task: this process's (type, index), e.g. ("worker", 1); None alone.
         is_chief: this process writes the report, plots and logs.
         accelerator: "tpu", "gpu" or "cpu".
+        chief: the (type, index) of the task that writes the report, e.g.
+            ("worker", 0); None alone.
     """
 
     strategy: tf.distribute.Strategy
@@ -50,6 +52,7 @@ class Placement:
     task: tuple[str, int] | None = None
     is_chief: bool = True
     accelerator: str = "cpu"
+    chief: tuple[str, int] | None = None
 
     def describe(self) -> str:
         where = ", ".join(self.devices)
@@ -240,6 +243,7 @@ def _multiworker() -> Placement:
         task=(kind, index),
         is_chief=is_chief,
         accelerator="gpu" if gpus else "cpu",
+        chief=("chief", 0) if "chief" in cluster else ("worker", 0),
     )
 
 

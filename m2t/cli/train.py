@@ -52,6 +52,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         resume=args.resume,
         seed=args.seed,
         smoke=args.smoke,
+        quick=args.quick,
         settings=settings,
         verbose=args.verbose,
         cpu_replicas=args.cpu_replicas,
@@ -139,6 +140,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     train.add_argument("--seed", type=int, default=0, help=say("seed"))
     train.add_argument("--smoke", action="store_true", help=say("smoke"))
+    train.add_argument(
+        "--quick",
+        action="store_true",
+        help=say("quick"),
+    )
     train.add_argument(
         "--set",
         action="append",
