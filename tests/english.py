@@ -20,7 +20,6 @@ import re
 from m2t import curriculum
 
 STILL_ENGLISH = {
-    "14",
     "23", "24",
 }  # fmt: skip
 """The lessons whose graders' own check messages are English still."""
