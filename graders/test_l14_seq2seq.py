@@ -132,6 +132,12 @@ IGNORES_OPEN = Mistake(
     "the final pick looks only at the finished hypotheses: those still "
     "open at max_len compete too, by the same sum(log p) / L**alpha.",
 )
+START_AT_ONE = Mistake(
+    "beam_score_starts_at_one",
+    "the search starts from a score of 1, a product's start, but the score "
+    "is a sum of log-probabilities, which starts at 0: the final pick "
+    "divides that extra 1 by L**alpha too, so it favours short hypotheses.",
+)
 SHORT_BLEU = Mistake(
     "bleu_short_prediction_divides_by_zero",
     book_vs_course(
@@ -159,6 +165,7 @@ MISTAKES = (
     BEAM_STATE,
     NOT_PRUNED,
     IGNORES_OPEN,
+    START_AT_ONE,
     SHORT_BLEU,
 )
 
@@ -335,7 +342,8 @@ def ref_beam(
 ):
     """Beam search as beam_search's docstring states it (scores in
     float64), or with one of its mistakes."""
-    beams, finished = [(0.0, ())], []  # (sum of log p, tokens)
+    start = 1.0 if mistake is START_AT_ONE else 0.0
+    beams, finished = [(start, ())], []  # (sum of log p, tokens)
     for _ in range(max_len):
         candidates = []
         for score, seq in beams:
@@ -969,8 +977,9 @@ def test_beam_search_prunes_over_all_beams_and_keeps_open_ones():
     -2.0895 / 2.2795 = -0.9166, A A B (open at max_len) -1.9841 / 2.2795 =
     -0.8704, the best: "A A B".
     Mistakes: the finished ones only -> A A <eos> ("A A"); the raw sum ->
-    B <eos> (ln 0.195, the largest: "B"); no pruning keeps A C and
-    extends it to A C B 0.1575, -1.8483 / 2.2795 = -0.8108 ("A C B");
+    B <eos> (ln 0.195, the largest: "B"), and so does a start at 1; no
+    pruning keeps A C and extends it to A C B 0.1575, -1.8483 / 2.2795 =
+    -0.8108 ("A C B");
     stepping every beam from the initial state, A A asks about A alone at
     step 3: A A A 0.15125 = 0.275 * 0.55, -0.8286 ("A A A")."""
     got = run_beam(plain_table(BEAM_TABLE), 2, 3)
@@ -982,6 +991,7 @@ def test_beam_search_prunes_over_all_beams_and_keeps_open_ones():
         diagnoses={
             IGNORES_OPEN: np.array([A_, A_]),
             NO_LENGTH_NORM: np.array([B_]),
+            START_AT_ONE: np.array([B_]),  # the same: neither is named
             NOT_PRUNED: np.array([A_, C_, B_]),
             BEAM_STATE: np.array([A_, A_, A_]),
         },
@@ -1003,33 +1013,62 @@ def test_beam_search_normalises_by_length():
     )
 
 
-# Three finished hypotheses of lengths 1, 2 and 3, the middle one the best
-# by a narrow margin: a search whose scores start at c instead of 0 moves
-# each final score by c / L**alpha, more for a shorter one, and so changes
-# the pick (a start shifts every score alike, so only here does it show).
-START_TABLE = {  #   A     B     C    <eos>
-    (): [0.55, 0.05, 0.05, 0.35],
-    (A_,): [0.05, 0.4, 0.05, 0.5],
-    (A_, B_): [0.05, 0.05, 0.2, 0.7],
+# Finished hypotheses of lengths 1, 2 and 3 near in score: a search whose
+# scores start at c instead of 0 moves each final score by c / L**alpha,
+# more for a shorter one, and so changes the pick (a start shifts every
+# score alike, so only here does it show). On the first table a start of
+# -1 picks a longer sequence; on the second a start of 1 picks a shorter
+# one, and not the one the raw sum picks.
+START_TABLES = {  #             A     B     C    <eos>
+    "shorter_wins": {
+        (): [0.55, 0.05, 0.05, 0.35],
+        (A_,): [0.05, 0.4, 0.05, 0.5],
+        (A_, B_): [0.05, 0.05, 0.2, 0.7],
+    },
+    "longer_wins": {
+        (): [0.5, 0.15, 0.15, 0.2],
+        (A_,): [0.1, 0.45, 0.1, 0.35],
+        (A_, B_): [0.05, 0.05, 0.4, 0.5],
+        (B_,): [0.05, 0.05, 0.7, 0.2],  # B alone: the state was lost
+    },
+}
+START_EXPECTED = {  # the sequence and its score, worked out below
+    "shorter_wins": ([A_], -0.7676),
+    "longer_wins": ([A_, B_], -0.9585),
 }
 
 
-def test_beam_scores_start_at_zero():
-    """beam_size 2, max_len 3. Step 1: A 0.55 (open), <eos> 0.35
-    (finished). Step 2: A <eos> 0.275, A B 0.22. Step 3: A B <eos> 0.154,
-    A B C 0.044 (open at max_len). Scores ln P / L**0.75: <eos> -1.0498 /
-    1 = -1.0498; A <eos> -1.2910 / 1.6818 = -0.7676, the best: "A"; A B
-    <eos> -1.8708 / 2.2795 = -0.8207; A B C -3.1236 / 2.2795 = -1.3703.
-    Started at -1: A B <eos> -2.8708 / 2.2795 = -1.2594 beats A <eos>
-    -2.2910 / 1.6818 = -1.3622 ("A B"). Started at 1, a product's start:
-    <eos> -0.0498 beats A <eos> -0.2910 / 1.6818 = -0.1730 ("")."""
-    got = run_beam(plain_table(START_TABLE), 2, 3)
+@pytest.mark.parametrize("table", list(START_TABLES), ids=str)
+def test_beam_scores_start_at_zero(table):
+    """beam_size 2, max_len 3, scores ln P / L**0.75 (1, 1.6818 and 2.2795
+    for L = 1, 2, 3).
+    shorter_wins. Step 1: A 0.55 (open), <eos> 0.35 (finished). Step 2:
+    A <eos> 0.275, A B 0.22. Step 3: A B <eos> 0.154, A B C 0.044 (open at
+    max_len). Scores: <eos> -1.0498; A <eos> -1.2910 / 1.6818 = -0.7676,
+    the best: "A"; A B <eos> -1.8708 / 2.2795 = -0.8207; A B C -3.1236 /
+    2.2795 = -1.3703. Started at -1: A B <eos> -2.8708 / 2.2795 = -1.2594
+    beats A <eos> -2.2910 / 1.6818 = -1.3622 ("A B").
+    longer_wins. Step 1: A 0.5, <eos> 0.2. Step 2: A B 0.225, A <eos>
+    0.175. Step 3: A B <eos> 0.1125, A B C 0.09. Scores: <eos> -1.6094; A
+    <eos> -1.7430 / 1.6818 = -1.0364; A B <eos> -2.1848 / 2.2795 =
+    -0.9585, the best: "A B"; A B C -2.4079 / 2.2795 = -1.0563. Started at
+    1, a product's start: A <eos> -0.7430 / 1.6818 = -0.4418 beats A B
+    <eos> -1.1848 / 2.2795 = -0.5198 and <eos> -0.6094 ("A"), while the
+    raw sum picks <eos> ("")."""
+    scripted = START_TABLES[table]
+    expected, score = START_EXPECTED[table]
+    got = run_beam(plain_table(scripted), 2, 3)
     expect_close(
         np.array(got),
-        np.array([A_]),
-        say("l14.beam_start", got=_spell(got)),
+        np.array(expected),
+        say(
+            "l14.beam_start",
+            expected=_spell(expected),
+            score=f"{score:.4f}",
+            got=_spell(got),
+        ),
         tol=EXACT,
-        diagnoses=_diagnoses(ref_beam, START_TABLE, 2, 3, 0.75),
+        diagnoses=_diagnoses(ref_beam, scripted, 2, 3, 0.75),
         hint=say("l14.beam_start_hint"),
     )
 
