@@ -628,6 +628,8 @@ def test_keras_layer_contract(rng, bias):
 
 @pytest.mark.points(2)
 def test_gradient_matches_centred_differences(rng):
+    """The layer's tape gradient in float64 against the centred
+    differences of the float64 reference, at the same weights."""
     q, k, v = (x.astype("float64") for x in _inputs(rng))
     params = [p.astype("float64") for p in _params(rng)]
     valid = VALID_LENS["2d"]
