@@ -647,9 +647,8 @@ def test_a_fresh_seed_per_grade_defeats_recorded_answers(tmp_path):
 
 def test_a_forged_gradient_fails(tmp_path):
     """The worker's gradient helpers patched to report a made-up gradient
-    that matches its own made-up centred differences: the judge compares
-    the tape gradient with the gradient of its own reference, so every
-    gradient check fails and the rest still pass."""
+    (zeros): the judge compares it with the gradient of its own reference,
+    so every gradient check fails and the rest still pass."""
     sub = tmp_path / "sub"
     sub.mkdir()
     (sub / "l16_attention_scoring.py").write_text(

@@ -31,9 +31,9 @@ Judge side (runs in the grader, never touches student code):
 
 Probe side (runs the student's code, returns plain numbers and arrays):
 
-* `probes`: `layer_contract`, `tape_gradient`, `gradient_check`, `in_float64`,
-  `weighted_sum_gradient`, `state_gradient`, `dropout_outputs`,
-  `value_errors`.
+* `probes`: `layer_contract`, `tape_gradient` (the judge compares it with
+  its own reference's centred differences, `contract.expect_gradient`),
+  `in_float64`, `state_gradient`, `dropout_outputs`, `value_errors`.
 * `cnn_probes`: `layer_table`, `transfer`, `transfer_named`, `train_steps`.
 
 A check a second grader needs goes here: the probe half in `probes` (or

@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 
 from graders.lib.messages import say
-from graders.lib.tolerances import GRAD_EPS
 
 STEP_SEED = 20261201
 """Seeds the fixed random weights of the one-step loss (see
@@ -159,33 +158,6 @@ def in_float64(f: Callable[..., Any], *args: Any) -> Any:
         ) from None
 
 
-def gradient_check(
-    f: Callable[[Any], Any], x: np.ndarray, eps: float = GRAD_EPS
-) -> tuple[np.ndarray, np.ndarray]:
-    """(tape gradient, centred-difference gradient) of the scalar `f` at `x`
-    (any shape; both gradients have x's shape), both measured where the
-    probe runs: only for a gradient the judge has no reference for. Where
-    it has one, return `tape_gradient` and judge it with
-    `contract.expect_gradient`.
-
-    `f` takes a float64 tensor and returns a scalar tensor; build the
-    layer in float64 (`dtype="float64"`) so the differences are exact enough.
-    """
-    import tensorflow as tf
-
-    analytic = tape_gradient(f, x)
-    x = np.array(x, dtype=np.float64)
-    numeric = np.zeros_like(x)
-    for index in np.ndindex(x.shape):
-        up, down = x.copy(), x.copy()
-        up[index] += eps
-        down[index] -= eps
-        numeric[index] = (
-            float(f(tf.constant(up))) - float(f(tf.constant(down)))
-        ) / (2 * eps)
-    return analytic, numeric
-
-
 def tape_gradient(f: Callable[[Any], Any], x: np.ndarray) -> np.ndarray:
     """The tape gradient of the scalar `f` at `x` (any shape; float64, of
     x's shape): all a gradient probe returns. The judge compares it with
@@ -212,17 +184,6 @@ def tape_gradient(f: Callable[[Any], Any], x: np.ndarray) -> np.ndarray:
     if grad is None:  # y does not depend on x on the tape
         raise StudentError(say("probes.left_tape"))
     return np.asarray(grad, dtype=np.float64)
-
-
-def weighted_sum_gradient(
-    call: Callable[[Any], Any], x: np.ndarray, probe_weights: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """`gradient_check` of sum(call(x) * probe_weights) at `x` (any shape):
-    the output weighted by fixed random numbers, so every output entry
-    counts differently. Build the layer in float64 first."""
-    import keras
-
-    return gradient_check(lambda v: keras.ops.sum(call(v) * probe_weights), x)
 
 
 def state_gradient(

@@ -1,8 +1,8 @@
 # Appended to a correct l16 by tests/test_attacks.py: the lesson's layers are
 # right, but the facts the worker measures about them are forged. Every
-# gradient helper of the graders the worker has loaded is replaced: the
-# tape gradient and the centred differences it would be compared with
-# agree (both zero), and the Keras contract's facts all say "fine".
+# gradient helper of the graders the worker has loaded is replaced (every
+# gradient it returns is zero), and the Keras contract's facts all say
+# "fine".
 import sys as _sys
 
 import numpy as _np
@@ -12,18 +12,12 @@ def _zeros(x):
     return _np.zeros_like(_np.asarray(x, dtype=_np.float64))
 
 
-def _forged_check(f, x, *args, **kwargs):
-    return _zeros(x), _zeros(x)
-
-
 def _forged_tape(f, x, *args, **kwargs):
     return _zeros(x)
 
 
 _FORGED = {
-    "gradient_check": _forged_check,
-    "weighted_sum_gradient": lambda call, x, w: _forged_check(None, x),
-    "state_gradient": lambda call, h0, *w: _forged_check(None, h0),
+    "state_gradient": lambda call, h0, *w: _zeros(h0),
     "tape_gradient": _forged_tape,
 }
 
