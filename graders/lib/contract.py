@@ -143,9 +143,7 @@ def expect_layer_contract(
     facts = layer_facts(facts)
     expect(
         facts["step_consistent"],
-        f"{name}: the one SGD step's facts do not hold together (the "
-        "weights after it should be those before minus 0.1 x their "
-        "gradient); the grading process reported what it did not measure.",
+        say("contract.step_forged", name=name),
     )
     expect(
         facts["config_roundtrip_diff"] == 0.0,

@@ -175,12 +175,12 @@ def not_dropped(expected: Any, rate: float, where: str = "") -> Property:
         kept = np.isclose(a, e / (1.0 - rate), rtol=1e-4, atol=1e-5)
         if not (zero | kept).all() or not zero.any() or zero.all():
             return None
-        at = f" {where}" if where else ""
-        return (
-            f"dropout acts{at}: {int(zero.sum())} of {a.size} values are 0 "
-            f"and the others are scaled by 1/(1 - p) = {1 / (1 - rate):g}; "
-            "no dropout may act here: pass `training` on to the dropout "
-            "layer (it is off with training=False)."
+        return say(
+            "properties.dropped_where" if where else "properties.dropped",
+            where=where,
+            zeros=int(zero.sum()),
+            size=a.size,
+            scale=f"{1 / (1 - rate):g}",
         )
 
     return check
