@@ -7,11 +7,11 @@ models whose weights the judge chooses: one `train_step` (RNNScratch, V=5,
 U=4, B=2, T=3, SGD) judged against the judge's own float64 loss, gradient,
 clipping and update; one `train_epoch` under each iterator, through a
 model that records the state each minibatch starts from; the held-out pass
-(V=7, U=5, 23 characters in chunks of 4) against a float64 forward. Last,
-each cell is trained on the embedded corpus in the worker, which returns
-the log-softmax over the next character at every held-out position; the
-judge picks the actual next characters' entries and computes the
-perplexity itself.
+(V=7, U=5, 23 and 21 characters in chunks of 4) against a float64
+forward. Last, each cell is trained on the embedded corpus in the worker,
+which returns the log-softmax over the next character at every held-out
+position; the judge picks the actual next characters' entries and
+computes the perplexity itself.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from graders.lib.judge import Mistake
 from graders.lib.judge import expect_close
 from graders.lib.judge import expect_shape
 from graders.lib.judge import fail
+from graders.lib.messages import say
 from m2t.grading import impl as _impl
 from m2t.grading import parts as _parts
 from m2t.grading.probe import Lesson
@@ -38,13 +39,10 @@ from m2t.grading.probe import ProbeFailure
 lesson = Lesson("l23_capstone_language_model")
 
 PARTS = (
-    _parts.Part(
-        "l07_language_model_data",
-        "language-model data",
-    ),
+    _parts.Part("l07_language_model_data", "l23.part_data"),
     _parts.Part(
         "l08_rnn_scratch",
-        "RNNScratch with grad_clipping",
+        "l23.part_rnn",
         (
             "test_one_hot",
             "test_rnn_",
@@ -54,9 +52,12 @@ PARTS = (
             "test_grad_clipping",
         ),
     ),
-    _parts.Part("l10_gru", "GRUCell"),
-    _parts.Part("l11_lstm", "LSTMCell"),
+    _parts.Part("l10_gru", "l23.part_gru"),
+    _parts.Part("l11_lstm", "l23.part_lstm"),
 )
+"""The lessons the capstone is built from, what it takes from each (the
+key of its words in graders/messages), and the checks of its grader that
+matter here (name prefixes; all when none)."""
 ROLES = dict(
     zip(("data", "rnn", "gru", "lstm"), (p.module for p in PARTS), strict=True)
 )
@@ -252,7 +253,7 @@ def check_train_step(rng) -> None:
     got = run_train_step(weights, X, Y, H, LR, THETA)
     ref = ref_step(weights, X, Y, H, LR, THETA)
     _, H_T = ref_rnn(weights, X, H)
-    expect_close(got["state"], H_T, "train_step's state after X")
+    expect_close(got["state"], H_T, say("l23.state_after"))
     loss = got["loss"]
     if not np.isclose(loss, ref["loss"], rtol=1e-4):
         mistake = None
@@ -260,9 +261,12 @@ def check_train_step(rng) -> None:
             mistake = _BY_NAME["loss_summed"]
         fail(
             [
-                f"train_step's loss: got {loss:.6g}, expected {ref['loss']:.6g}"
-                f" (the mean cross-entropy over the {B * T} tokens of X, "
-                "from the state given)."
+                say(
+                    "l23.loss",
+                    got=f"{loss:.6g}",
+                    expected=f"{ref['loss']:.6g}",
+                    tokens=B * T,
+                )
             ],
             mistake,
         )
@@ -285,18 +289,20 @@ def check_train_step(rng) -> None:
     if same(ref["right"]):
         return
     lines = [
-        f"train_step with SGD({LR}) and theta = {THETA}: the weights moved "
-        f"by {moved:.4g}; the gradient's global norm is {ref['norm']:.4g}, "
-        f"so the clipped step moves them by {LR * THETA:.4g} "
-        f"(lr x theta)."
+        say(
+            "l23.step",
+            lr=LR,
+            theta=THETA,
+            moved=f"{moved:.4g}",
+            norm=f"{ref['norm']:.4g}",
+            clipped=f"{LR * THETA:.4g}",
+        )
     ]
     if same(weights):
-        lines.append("  The weights did not change at all.")
+        lines.append(say("l23.unchanged"))
         fail(lines, _BY_NAME["no_optimizer_step"])
     if same(ref["no_clipping"]):
-        lines.append(
-            f"  That is lr x the unclipped gradient ({LR * ref['norm']:.4g})."
-        )
+        lines.append(say("l23.unclipped", unclipped=f"{LR * ref['norm']:.4g}"))
         fail(lines, _BY_NAME["no_clipping"])
     fail(lines)
 
@@ -371,59 +377,45 @@ def check_train_epoch(rng, random: bool) -> None:
     corpus = np.arange(60, dtype="int32")  # an id is its position
     got = run_train_epoch(weights, corpus, Bc, Tc, random)
     xs, starts, ends = got["xs"], got["starts"], got["ends"]
-    kind = "random sampling" if random else "sequential partitioning"
+    kind = say("l23.random" if random else "l23.sequential")
     if not xs:
-        fail([f"train_epoch ({kind}): step was never called"])
+        fail([say("l23.never_called", kind=kind)])
     first_x = [int(x[0, 0]) for x in xs]
     contiguous = all(
         np.array_equal(xs[i + 1][:, 0], xs[i][:, -1] + 1)
         for i in range(len(xs) - 1)
     )
     if random == contiguous:
-        fail(
-            [
-                f"train_epoch ({kind}): the minibatches' first ids are "
-                f"{first_x}: they {'' if contiguous else 'do not '}continue "
-                "each other row by row, so this is not lesson 07's "
-                f"seq_data_iter_{'random' if random else 'sequential'}."
-            ]
-        )
+        key = "l23.not_random" if random else "l23.not_sequential"
+        fail([say(key, kind=kind, ids=first_x)])
     zero = [not np.any(s) for s in starts]
     carried = [
         np.allclose(starts[i + 1], ends[i]) for i in range(len(starts) - 1)
     ]
     if not zero[0]:
-        fail(
-            [
-                f"train_epoch ({kind}): the first minibatch's state is not "
-                "begin_state's zeros."
-            ]
-        )
+        fail([say("l23.first_state", kind=kind)])
     if random and not all(zero):
-        i = zero.index(False)
         fail(
-            [
-                f"train_epoch (random sampling): minibatch {i} starts from a "
-                "non-zero state."
-            ],
+            [say("l23.carried_random", kind=kind, index=zero.index(False))],
             _BY_NAME["state_carried_random"],
         )
     if not random and not all(carried):
         i = carried.index(False)
         fail(
-            [
-                "train_epoch (sequential partitioning): minibatch "
-                f"{i + 1} does not start from the state minibatch {i} "
-                "ended with."
-            ],
+            [say("l23.reset_sequential", kind=kind, index=i + 1, previous=i)],
             _BY_NAME["state_reset_sequential"] if all(zero) else None,
         )
     want = float(np.exp(np.mean(got["losses"])))
     if not np.isclose(got["ppl"], want, rtol=1e-4):
         fail(
             [
-                f"train_epoch ({kind}): returned {got['ppl']:.6g}; the "
-                f"perplexity of its {len(xs)} minibatch losses is {want:.6g}."
+                say(
+                    "l23.epoch_perplexity",
+                    kind=kind,
+                    got=f"{got['ppl']:.6g}",
+                    count=len(xs),
+                    want=f"{want:.6g}",
+                )
             ]
         )
 
@@ -442,10 +434,19 @@ def test_held_out_log_probs(parts_ok, rng):
 
 
 def check_held_out(rng) -> None:
-    """The held-out pass, judged against a float64 forward."""
-    Vh, Uh, N, steps = 7, 5, 23, 4
+    """The held-out pass, judged against a float64 forward: on 23 ids in
+    chunks of 4 (the last chunk shorter), then on 21 (the N - 1 = 20 ids
+    read fill 5 chunks: none may be left over, nor an empty one read)."""
+    Vh, Uh, steps = 7, 5, 4
     weights = _rnn_weights(rng, Vh, Uh, 0.8)
-    ids = rng.integers(0, Vh, N).astype("int32")
+    for N in (23, 21):
+        _check_held_out_on(weights, rng.integers(0, Vh, N), steps)
+
+
+def _check_held_out_on(weights, ids, steps: int) -> None:
+    Vh, Uh = weights[0].shape
+    ids = ids.astype("int32")
+    N = len(ids)
     got = run_held_out(weights, ids, steps)
     expect_shape(got, (N - 1, Vh), "held_out_log_probs")
     logits, _ = ref_rnn(weights, ids[None, :-1], np.zeros((1, Uh)))
@@ -453,9 +454,13 @@ def check_held_out(rng) -> None:
     if np.allclose(got, want, atol=1e-4):
         return
     lines = [
-        f"held_out_log_probs, {N} ids in chunks of {steps}: max |got - "
-        f"expected| {np.abs(got - want).max():.3g}, first wrong row "
-        f"{int(np.argmax(np.abs(got - want).max(-1) > 1e-4))}."
+        say(
+            "l23.held_out",
+            count=N,
+            steps=steps,
+            diff=f"{np.abs(got - want).max():.3g}",
+            row=int(np.argmax(np.abs(got - want).max(-1) > 1e-4)),
+        )
     ]
     if np.allclose(got, logits[0], atol=1e-4):
         fail(lines, _BY_NAME["held_out_logits"])
@@ -505,34 +510,36 @@ def held_out_perplexity(log_probs, held_out_ids) -> float:
     total = np.exp(log_probs).sum(-1)
     if not np.allclose(total, 1.0, atol=1e-3):
         i = int(np.argmax(np.abs(total - 1)))
-        fail([f"log_probs row {i}: exp sums to {total[i]:.4g}, not 1"])
+        fail([say("l23.not_distribution", row=i, total=f"{total[i]:.4g}")])
     picked = log_probs[np.arange(len(held_out_ids) - 1), held_out_ids[1:]]
     return float(np.exp(-picked.mean()))
 
 
 @pytest.fixture(scope="module")
-def loop_ok(parts_ok):
+def loop_ok(parts_ok, grade_seed):
     """Nothing trains on a loop that fails its checks above: the first
-    failure, re-raised by each training check (the checks rerun here on
-    their own seeds, in seconds)."""
+    failure, re-raised by each training check (the checks rerun here, in
+    seconds, on inputs drawn from the grade's seed as theirs are: fresh
+    for each `m2t grade --submission`)."""
     parts_ok()
+    epoch = "l23.gate_epoch"
     checks = {
         "train_step": lambda rng: check_train_step(rng),
-        "train_epoch (sequential)": lambda rng: check_train_epoch(rng, False),
-        "train_epoch (random)": lambda rng: check_train_epoch(rng, True),
+        say(epoch, kind=say("l23.sequential")): lambda rng: check_train_epoch(
+            rng, False
+        ),
+        say(epoch, kind=say("l23.random")): lambda rng: check_train_epoch(
+            rng, True
+        ),
         "held_out_log_probs": lambda rng: check_held_out(rng),
     }
     problem = None
     for name, check in checks.items():
         try:
-            check(np.random.default_rng(23))
+            check(np.random.default_rng(grade_seed))
         except (CheckFailed, ProbeFailure) as exc:
-            first = str(exc).strip().splitlines()[0]
             cls = NotStarted if isinstance(exc, NotStarted) else CheckFailed
-            problem = cls(
-                f"your {name} fails its check ({first}): the "
-                "capstone trains once your loop passes"
-            )
+            problem = cls(say("l23.gate", name=name) + "\n" + str(exc).strip())
             break
 
     def check() -> None:
@@ -554,9 +561,14 @@ def test_trains_to_held_out_perplexity(loop_ok, cell):
         curve = ", ".join(f"{x:.2f}" for x in got["curve"])
         fail(
             [
-                f"{cell}: held-out perplexity {ppl:.3f} on {HELD_OUT} "
-                f"characters, above the target {TARGETS[cell]} (trained "
-                f"{got['seconds']:.0f} s; training perplexity per epoch "
-                f"{curve})."
+                say(
+                    "l23.above_target",
+                    cell=cell,
+                    perplexity=f"{ppl:.3f}",
+                    count=HELD_OUT,
+                    target=TARGETS[cell],
+                    seconds=f"{got['seconds']:.0f}",
+                    curve=curve,
+                )
             ]
         )

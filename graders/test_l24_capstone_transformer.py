@@ -27,6 +27,7 @@ from graders.lib.capstone import parts_verdict
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect_shape
 from graders.lib.judge import fail
+from graders.lib.messages import say
 from m2t.grading import impl as _impl
 from m2t.grading import parts as _part_checks
 from m2t.grading.probe import Lesson
@@ -37,7 +38,7 @@ lesson = Lesson("l24_capstone_transformer")
 PARTS = (
     _part_checks.Part(
         "l06_text_preprocessing",
-        "Vocab",
+        "l24.part_text",
         (
             "test_vocab",
             "test_unknown",
@@ -48,17 +49,17 @@ PARTS = (
             "test_nested_lookups",
         ),
     ),
-    _part_checks.Part("l13_machine_translation_data", "build_array_nmt"),
+    _part_checks.Part("l13_machine_translation_data", "l24.part_nmt"),
     _part_checks.Part(
-        "l14_seq2seq", "beam_search", ("test_beam_", "test_wide_beam")
+        "l14_seq2seq", "l24.part_seq2seq", ("test_beam_", "test_wide_beam")
     ),
-    _part_checks.Part("l18_multihead_attention", "MultiHeadAttention"),
+    _part_checks.Part("l18_multihead_attention", "l24.part_attention"),
     _part_checks.Part(
-        "l19_self_attention_positional_encoding", "PositionalEncoding"
+        "l19_self_attention_positional_encoding", "l24.part_positional"
     ),
     _part_checks.Part(
         "l20_transformer",
-        "blocks (PositionWiseFFN, AddNorm, the encoder and decoder blocks)",
+        "l24.part_transformer",
         (
             "test_padding_mask",
             "test_causal_mask",
@@ -69,8 +70,9 @@ PARTS = (
         ),
     ),
 )
-"""The lessons the capstone is built from, what it takes from each, and
-the checks of its grader that matter here (name prefixes; all when none)."""
+"""The lessons the capstone is built from, what it takes from each (the
+key of its words in graders/messages), and the checks of its grader that
+matter here (name prefixes; all when none)."""
 MODULES = dict(
     zip(
         ("text", "nmt", "seq2seq", "attention", "positional", "transformer"),
@@ -208,26 +210,19 @@ def test_padding_is_ignored(parts_ok, rng):
     for b, n in enumerate(src_len):
         padded[b, n:] = rng.integers(3, V_SRC, size=S - n)
     got = run_assembly(MODULES, src, src_len, dec_input, {"padded": padded})
-    expect_shape(got["src"]["logits"], (B, T, V_TGT), "decode logits")
-    expect_shape(got["src"]["enc"], (B, S, D), "encode output")
+    expect_shape(got["src"]["logits"], (B, T, V_TGT), say("l24.logits"))
+    expect_shape(got["src"]["enc"], (B, S, D), say("l24.encoding"))
     enc, enc_padded = got["src"]["enc"], got["padded"]["enc"]
     valid = np.arange(S)[None, :] < src_len[:, None]  # (B, S)
     if not np.allclose(enc[valid], enc_padded[valid], atol=1e-5):
         fail(
-            [
-                "encode: changing only the source's padding (tokens at or "
-                "past src_valid_len) changed the encoding of real tokens."
-            ],
+            [say("l24.padding_encoded")],
             _BY_NAME["encoder_ignores_valid_lens"],
         )
     diff = np.abs(got["src"]["logits"] - got["padded"]["logits"]).max()
     if diff > 1e-5:
         fail(
-            [
-                "decode: changing only the source's padding changed the "
-                f"logits (max |diff| {diff:.3g}) although the encoding of "
-                "the real tokens stayed the same."
-            ],
+            [say("l24.padding_decoded", diff=f"{diff:.3g}")],
             _BY_NAME["decoder_ignores_valid_lens"],
         )
 
@@ -241,13 +236,7 @@ def test_decoder_reads_the_source(parts_ok, rng):
     diff = np.abs(got["src"]["logits"] - got["other"]["logits"]).max(-1)
     if not (diff > 1e-6).all():
         b, t = np.argwhere(diff <= 1e-6)[0]
-        fail(
-            [
-                "decode: a different first source word left the logits of "
-                f"sentence {b}, step {t} unchanged: the decoder blocks must "
-                "attend to the encoder's outputs (enc_outputs)."
-            ]
-        )
+        fail([say("l24.source_unread", sentence=b, step=t)])
 
 
 def test_encoder_knows_positions(parts_ok, rng):
@@ -257,13 +246,9 @@ def test_encoder_knows_positions(parts_ok, rng):
     got = run_assembly(MODULES, src, full, dec_input, {"rev": src[:, ::-1]})
     enc, enc_rev = got["src"]["enc"], got["rev"]["enc"]
     if np.allclose(enc_rev, enc[:, ::-1], atol=1e-5):
+        diff = np.abs(enc_rev - enc[:, ::-1]).max()
         fail(
-            [
-                "encode: the reversed sentence encodes to the reversed "
-                "encoding (max |diff| "
-                f"{np.abs(enc_rev - enc[:, ::-1]).max():.3g}): the "
-                "encoder sees no positions."
-            ],
+            [say("l24.no_positions", diff=f"{diff:.3g}")],
             _BY_NAME["no_positional_encoding"],
         )
 
@@ -275,7 +260,7 @@ def test_translate_searches_over_the_decoder(parts_ok, rng):
     got = run_translate(MODULES, src, src_len, max_len)
     for b, row in enumerate(got["ids"]):
         if len(row) > max_len:
-            fail([f"translate: {len(row)} tokens for max_len {max_len}"])
+            fail([say("l24.too_long", count=len(row), max_len=max_len)])
         full = np.asarray(got["full"][b])  # (len + 1, V)
         alone = np.asarray(got["alone"][b])
         best = full.argmax(-1)  # the greedy token after each prefix
@@ -284,9 +269,13 @@ def test_translate_searches_over_the_decoder(parts_ok, rng):
         if want == row and ended:
             continue
         lines = [
-            f"translate, beam 1, sentence {b}: got ids {row}; greedy "
-            f"decoding of the prefixes gives {want + [int(best[len(row)])]}"
-            f" ({EOS} is <eos>)."
+            say(
+                "l24.greedy",
+                sentence=b,
+                got=row,
+                want=want + [int(best[len(row)])],
+                eos=EOS,
+            )
         ]
         chain = [int(t) for t in alone.argmax(-1)]
         if chain[: len(row)] == row:
@@ -336,7 +325,15 @@ def test_trains_to_held_out_bleu(parts_ok, rng):
     if len(translations) != len(held_out) or not all(
         isinstance(t, str) for t in translations
     ):
-        fail([f"{len(translations)} translations for {len(held_out)} sources"])
+        fail(
+            [
+                say(
+                    "l24.translations",
+                    count=len(translations),
+                    sources=len(held_out),
+                )
+            ]
+        )
     scores = [
         bleu(p, r, 2) for p, (_, r) in zip(translations, held_out, strict=True)
     ]
@@ -346,19 +343,29 @@ def test_trains_to_held_out_bleu(parts_ok, rng):
     for title, weights in maps.items():
         weights = np.asarray(weights)
         if weights.ndim != 3:
-            fail([f"{title}: weights of shape {weights.shape}, want (H, T, S)"])
+            fail([say("l24.map_shape", title=title, shape=weights.shape)])
         if not np.allclose(weights[..., :steps].sum(-1), 1, atol=1e-4):
-            fail([f"{title}: rows do not sum to 1 over the real source"])
+            fail([say("l24.map_rows", title=title)])
     if mean < BLEU_TARGET:
         worst = int(np.argmin(scores))
         losses = ", ".join(f"{x:.3f}" for x in got["losses"])
         fail(
             [
-                f"held-out BLEU {mean:.3f} on {len(held_out)} pairs (draw "
-                f"{draw}), below "
-                f"the target {BLEU_TARGET} (trained {got['seconds']:.0f} s; "
-                f"loss per epoch {losses}).",
-                f"  e.g. {sources[worst]} => {translations[worst]} "
-                f"(reference {held_out[worst][1]}, BLEU {scores[worst]:.3f})",
+                say(
+                    "l24.below_target",
+                    bleu=f"{mean:.3f}",
+                    count=len(held_out),
+                    draw=draw,
+                    target=BLEU_TARGET,
+                    seconds=f"{got['seconds']:.0f}",
+                    losses=losses,
+                ),
+                say(
+                    "l24.example",
+                    source=sources[worst],
+                    translation=translations[worst],
+                    reference=held_out[worst][1],
+                    bleu=f"{scores[worst]:.3f}",
+                ),
             ]
         )

@@ -52,8 +52,12 @@ def _check(result, prefix: str):
     ],
 )
 def test_a_loop_without_clipping_or_step_fails_saying_so(
-    tmp_path, mistake, says
+    tmp_path, monkeypatch, mistake, says
 ):
+    """Graded on a seed of its own (as `--submission` does): the gate
+    before training reruns the loop's checks on the grade's seed too, so
+    it quotes the failing check's message, figures and all."""
+    monkeypatch.setenv("M2T_GRADER_SEED", "5")
     folder = submission(tmp_path / "carol", CAPSTONE, CAPSTONE.module, mistake)
     (result,) = runner.grade([CAPSTONE], impl=str(folder))
     step = _check(result, "test_train_step_clips_and_steps")
@@ -61,10 +65,12 @@ def test_a_loop_without_clipping_or_step_fails_saying_so(
     assert f"Likely mistake [{mistake}]" in step.message, step.message
     assert says in step.message, step.message
     assert _check(result, "test_your_parts").status == "passed"
+    said = step.message.strip()
     for check in result.checks:
         if "perplexity" in check.name:  # refused before training
             assert check.status == "failed"
             assert "your train_step fails its check" in check.message
+            assert said in check.message, (said, check.message)
             assert check.seconds < 30, "the refusal took long enough to train"
 
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import pytest
 
 from graders.lib.judge import CheckFailed
+from graders.lib.messages import say
 from m2t.grading import parts
 from m2t.grading.probe import NotStarted
 
@@ -30,7 +31,31 @@ def parts_verdict(
         if problem is None:
             return
         if problem.status == "not_started":
-            raise NotStarted(problem.message)
-        raise CheckFailed(problem.message)
+            raise NotStarted(verdict(problem))
+        raise CheckFailed(verdict(problem))
 
     return check
+
+
+def verdict(problem: parts.Problem) -> str:
+    """The line a student reads about the first part that fails, naming
+    the lesson to fix (in the grade's language)."""
+    what = say(problem.part.gives) if problem.part.gives else ""
+    if not problem.graded:
+        return say("capstone.no_checks", lesson=problem.lesson, what=what)
+    if problem.status == "not_started":
+        return say(
+            "capstone.not_started",
+            lesson=problem.lesson,
+            what=what,
+            first=problem.first,
+        )
+    return say(
+        "capstone.failed",
+        lesson=problem.lesson,
+        what=what,
+        failing=problem.failing,
+        graded=problem.graded,
+        check=problem.check,
+        first=problem.first,
+    )

@@ -3,16 +3,17 @@
 A capstone composes the student's earlier lessons on purpose. Before it
 trains anything it grades each part with that lesson's own grader, on the
 same implementation folder and through the same runner (in this process,
-or sandboxed when the capstone is), and names the first part that fails:
-"your l10 GRUCell fails its own grader (...): fix l10 first". Where the
-grade that runs the capstone has already run every check of the parts (a
-grade of the whole course, which follows the course's order), their
-results are reused instead of being graded twice.
+or sandboxed when the capstone is), and finds the first part that fails
+(`first_problem`; graders/lib/capstone.py words the verdict: "your l10
+GRUCell fails its own grader (...): fix l10 first"). Where the grade that
+runs the capstone has already run every check of the parts (a grade of
+the whole course, which follows the course's order), their results are
+reused instead of being graded twice.
 
 Use from a capstone's grader (a pytest fixture, once per grade):
 
-    PARTS = (Part("l10_gru", "GRUCell"), Part("l08_rnn_scratch",
-             "grad_clipping", ("test_grad_clipping",)), ...)
+    PARTS = (Part("l10_gru", "l23.part_gru"), Part("l08_rnn_scratch",
+             "l23.part_rnn", ("test_grad_clipping",)), ...)
     problem = parts.first_problem(parts.grade(request.config, PARTS), PARTS)
     # None, or a Problem whose `status` is "not_started" or "failed"
 """
@@ -33,8 +34,8 @@ class Part:
 
     Args:
         module: the lesson's module, e.g. "l10_gru".
-        gives: what the capstone takes from it, for the message
-            ("GRUCell").
+        gives: the key, in graders/messages, of the words for what the
+            capstone takes from it ("l23.part_gru": "GRUCell").
         checks: name prefixes of the grader's checks that matter here;
             empty for all of them.
     """
@@ -46,12 +47,27 @@ class Part:
 
 @dataclasses.dataclass(frozen=True)
 class Problem:
-    """The first part that fails: `status` "not_started" or "failed", and
-    the one line a student reads (naming the lesson to fix)."""
+    """The first part that fails its own grader, the facts of the verdict
+    a student reads (graders/lib/capstone.py words it).
+
+    Attributes:
+        status: "not_started" (every graded check of it is not started)
+            or "failed".
+        part: that part.
+        lesson: its tag, e.g. "l10".
+        graded: how many of its checks ran (0: its grader ran none).
+        failing: how many of those did not pass.
+        check: the first of them ("" when none ran).
+        first: the first line of that check's message.
+    """
 
     status: str
-    message: str
+    part: Part
     lesson: str
+    graded: int = 0
+    failing: int = 0
+    check: str = ""
+    first: str = ""
 
 
 class _Only:
@@ -147,30 +163,27 @@ def first_problem(results: Sequence, parts: Sequence[Part]) -> Problem | None:
     l10 first"); any other failing check fails it ("fix l10 first"); a
     part whose grader ran no check fails too (nothing vouches for it).
     """
-    gives = {part.module: part.gives for part in parts}
+    of = {part.module: part for part in parts}
     for result in results:
+        part = of.get(result.lesson.module, Part(result.lesson.module, ""))
         tag = result.lesson.tag
-        what = gives.get(result.lesson.module, result.lesson.module)
         graded = [c for c in result.checks if c.status != "skipped"]
         bad = [c for c in graded if c.status != "passed"]
         if not graded:
-            return Problem(
-                "failed", f"your {tag} {what}: its grader ran no checks", tag
-            )
+            return Problem("failed", part, tag)
         if not bad:
             continue
-        first = bad[0].message.splitlines()[0] if bad[0].message else ""
-        if all(c.status == "not_started" for c in graded):
-            return Problem(
-                "not_started",
-                f"your {tag} {what} is not started: do {tag} first ({first})",
-                tag,
-            )
         return Problem(
-            "failed",
-            f"your {tag} {what} fails its own grader ({len(bad)} of "
-            f"{len(graded)} checks, first {bad[0].name}: {first}): fix "
-            f"{tag} first",
+            (
+                "not_started"
+                if all(c.status == "not_started" for c in graded)
+                else "failed"
+            ),
+            part,
             tag,
+            graded=len(graded),
+            failing=len(bad),
+            check=bad[0].name,
+            first=bad[0].message.splitlines()[0] if bad[0].message else "",
         )
     return None
