@@ -136,6 +136,11 @@ def train_cli(*argv: str) -> int:
         (["--set", "lr=fast"], "--set lr must be a number, got 'fast'"),
         (["--set", "validate=1"], "--set validate must be True or False"),
         (["--set", "dropout=x"], "no setting 'dropout'"),  # the MLP has none
+        (
+            ["--set", "batchnorm_momentum=1"],
+            "--set batchnorm_momentum must be in [0, 1), got 1",
+        ),
+        (["--quick"], "--smoke and --quick: choose one"),
     ],
     ids=lambda v: " ".join(v) if isinstance(v, list) else None,
 )
