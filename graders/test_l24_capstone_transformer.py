@@ -24,6 +24,7 @@ import pytest
 
 import m2t_data
 from graders.lib.capstone import parts_verdict
+from graders.lib.fixtures import reference
 from graders.lib.judge import Mistake
 from graders.lib.judge import expect_shape
 from graders.lib.judge import fail
@@ -195,6 +196,25 @@ def run_translate(m, modules, src, src_len, max_len):
     return {"ids": ids, "full": full, "alone": alone}
 
 
+@lesson.probe
+def run_cancelled(m, modules, src, src_len, dec_input, table):
+    """Logits of `dec_input` with the target embedding table set to
+    `table` (the judge's)."""
+    model = _model(m, modules)
+    enc = model.encode(src, src_len, training=False)
+    model.decode(dec_input, enc, src_len, training=False)  # built
+    model.tgt_embedding.embeddings.assign(table.astype("float32"))
+    return model.decode(dec_input, enc, src_len, training=False)
+
+
+@reference
+def ref_positional_encoding(steps: int, dim: int) -> np.ndarray:
+    """Lesson 19's sinusoidal table, (steps, dim): P[i, 2j] = sin(i w_j),
+    P[i, 2j+1] = cos(i w_j), w_j = 1 / 10000^(2j/dim)."""
+    angles = np.arange(steps)[:, None] / 10000.0 ** (np.arange(0, dim, 2) / dim)
+    return np.stack([np.sin(angles), np.cos(angles)], -1).reshape(steps, -1)
+
+
 def _sources(rng):
     src = rng.integers(3, V_SRC, size=(B, S)).astype("int32")
     src_len = np.array([4, 7, 2], dtype="int32")
@@ -225,6 +245,25 @@ def test_padding_is_ignored(parts_ok, rng):
             [say("l24.padding_decoded", diff=f"{diff:.3g}")],
             _BY_NAME["decoder_ignores_valid_lens"],
         )
+
+
+def test_decoder_scales_its_embedding(parts_ok, rng):
+    """Target position t reads token 3 + t, whose embedding the judge sets
+    to -P_t / sqrt(D): the decoder's input Embedding(y) sqrt(D) + PE is 0
+    at every position, so every position must give the same logits
+    (causal self-attention over equal rows, the same query of the
+    source)."""
+    parts_ok()
+    src, src_len, _ = _sources(rng)
+    dec_input = np.tile(np.arange(3, 3 + T, dtype="int32"), (B, 1))
+    table = rng.normal(0, 0.1, (V_TGT, D))
+    table[3 : 3 + T] = -ref_positional_encoding(T, D) / np.sqrt(D)
+    got = np.asarray(run_cancelled(MODULES, src, src_len, dec_input, table))
+    expect_shape(got, (B, T, V_TGT), say("l24.logits"))
+    diff = np.abs(got - got[:, :1]).max(axis=(0, 2))  # (T,)
+    if diff.max() > 1e-4 * max(1.0, float(np.abs(got).max())):
+        step = int(np.argmax(diff))
+        fail([say("l24.unscaled", step=step, diff=f"{diff[step]:.3g}")])
 
 
 def test_decoder_reads_the_source(parts_ok, rng):
