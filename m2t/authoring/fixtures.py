@@ -29,12 +29,15 @@ RECORD_ENV = "M2T_FIXTURES"
 """`graders.lib.fixtures.RECORD_ENV`: the folder a recording grade fills."""
 
 
-def record(out: Path, lessons: list[str] | None = None) -> set[str]:
+def record(
+    out: Path, lessons: list[str] | None = None
+) -> tuple[set[str], set[str]]:
     """Grade `solutions/` (every lesson, or `lessons`) at the public seed,
     recording every outermost reference call into `out`; returns the tags
-    of the lessons that got full marks (a fixture of a failing lesson
-    would hold what the references gave on inputs the solutions never
-    produce: it is not kept)."""
+    of the lessons graded and of those that got full marks (a fixture of
+    a failing lesson would hold what the references gave on inputs the
+    solutions never produce: it is not kept). A capstone's parts, graded
+    inside its grade, record too but are not in the report: neither."""
     report = out / "results.json"
     env = settings.quiet_env({**os.environ, RECORD_ENV: str(out)})
     env.pop("M2T_GRADER_SEED", None)
@@ -57,7 +60,7 @@ def record(out: Path, lessons: list[str] | None = None) -> set[str]:
     tests = json.loads(report.read_text())["tests"]
     tags = {t["name"].split()[0] for t in tests}
     failed = {t["name"].split()[0] for t in tests if t["status"] != "passed"}
-    return tags - failed
+    return tags, tags - failed
 
 
 def make(
@@ -68,7 +71,7 @@ def make(
     ({grader: number of calls kept}, the tags of the lessons left as
     they were because their solution failed)."""
     with tempfile.TemporaryDirectory(prefix="m2t-fixtures-") as tmp:
-        passed = record(Path(tmp), lessons)
+        graded, passed = record(Path(tmp), lessons)
         folder.mkdir(parents=True, exist_ok=True)
         counts, kept = {}, set()
         for path in sorted(Path(tmp).glob("test_l*.json")):
@@ -88,4 +91,4 @@ def make(
         recorded = {
             p.stem.split("_")[1] for p in Path(tmp).glob("test_l*.json")
         }
-        return counts, recorded - kept
+        return counts, (recorded & graded) - kept
