@@ -385,15 +385,16 @@ def run_residual_gradient(m, args, x, weights, probe_weights):
 
 
 @lesson.probe
-def run_stem(m, kind, x, weights):
-    """b1, the first layer of googlenet() or resnet18(widths=STEM_WIDTHS),
-    on x in inference with the judge's weights in its weights in order;
+def run_stem(m, kind, x, weights, shape):
+    """b1 of googlenet() or resnet18(widths=STEM_WIDTHS) on x in
+    inference with the judge's weights in its weights in order (its
+    output has the judge's `shape`, see cnn_probes.first_layer_output);
     returns (output, the weights it ended up with)."""
     if kind == "googlenet":
         model = m.googlenet()
     else:
         model = m.resnet18(widths=STEM_WIDTHS)
-    return first_layer_output(model, x, weights)
+    return first_layer_output(model, x, weights, shape)
 
 
 @lesson.probe
@@ -641,7 +642,9 @@ def test_stem_matches_reference(rng, kind):
     stride 2 gives the tables' shapes too."""
     spec, call, hint = STEMS[kind]
     x = rng.standard_normal(STEM_INPUT).astype("float32")
-    out, used = run_stem(kind, x, init_weights(spec, x.shape, rng))
+    weights = init_weights(spec, x.shape, rng)
+    shape = forward(spec, x, weights).shape[1:]
+    out, used = run_stem(kind, x, weights, shape)
     expect_reference(
         out,
         lambda w, mistake=None: forward(spec, x, w),

@@ -231,13 +231,13 @@ def run_block(m, kind, args, x, weights, training):
 
 
 @lesson.probe
-def run_stem(m, x, weights):
-    """The first layer of densenet(num_channels=STEM_CHANNELS) on x in
+def run_stem(m, x, weights, shape):
+    """b1 of densenet(num_channels=STEM_CHANNELS) on x in
     inference, with the judge's weights in its weights in order (conv
     kernel and bias, then batch norm's gamma, beta, moving mean and
     variance); returns (output, the weights it ended up with)."""
     return first_layer_output(
-        m.densenet(num_channels=STEM_CHANNELS), x, weights
+        m.densenet(num_channels=STEM_CHANNELS), x, weights, shape
     )
 
 
@@ -457,7 +457,9 @@ def test_densenet_stem_matches_reference(rng):
     with stride 2 gives the table's shapes too."""
     spec = densenet_spec(channels=STEM_CHANNELS)[:1]
     x = rng.standard_normal(STEM_INPUT).astype("float32")
-    out, used = run_stem(x, init_weights(spec, x.shape, rng))
+    weights = init_weights(spec, x.shape, rng)
+    shape = forward(spec, x, weights).shape[1:]
+    out, used = run_stem(x, weights, shape)
     expect_reference(
         out,
         lambda w, mistake=None: forward(spec, x, w),

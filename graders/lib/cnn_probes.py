@@ -3,8 +3,8 @@ and return plain data for the judge (`graders.lib.cnn_references`).
 
 `layer_table` (each layer's class and output shape, by shape inference
 only), `transfer` / `transfer_named` (the grader's weights into the
-student's layer), `first_layer_output` (a network's stem with the
-grader's weights), `train_steps` (a few Adam steps on one batch).
+student's layer), `first_layer_output` (a network's stem, b1, with
+the grader's weights), `train_steps` (a few Adam steps on one batch).
 """
 
 from __future__ import annotations
@@ -158,17 +158,36 @@ def transfer_named(
 
 
 def first_layer_output(
-    model: Any, x: np.ndarray, weights: Sequence[np.ndarray]
+    model: Any,
+    x: np.ndarray,
+    weights: Sequence[np.ndarray],
+    shape: Sequence[int],
 ) -> tuple[Any, list[np.ndarray]]:
-    """The first layer of `model` (a network's stem) on x (B, H, W, C) in
-    inference, with `weights` put in its weights in order (`transfer`).
+    """A network's stem (b1) on x (B, H, W, C) in inference, with
+    `weights` put in its weights in order (`transfer`). The stem is the
+    model's first layer where that is a block of its own (a Sequential,
+    as the course writes b1); where b1's layers stand straight in the
+    model (d2l-zh's ResNet), the leading plain layers up to the first one
+    whose output has the stem's `shape` (H', W', C'), the judge's.
 
     Returns:
         (its output, the weights it ended up with), for the judge's own
         float64 stem (`cnn_references.forward`).
     """
+    import keras
+
     _expect_layers(model)
     stem = model.layers[0]
+    if not isinstance(stem, keras.Model):
+        run, y = [], x
+        for layer in model.layers:
+            if isinstance(layer, keras.Model):
+                break
+            run.append(layer)
+            y = layer(y, training=False)
+            if tuple(y.shape[1:]) == tuple(shape):
+                break
+        stem = keras.Sequential(run)
     stem(x, training=False)  # build
     used = transfer(stem, weights)
     return stem(x, training=False), used
