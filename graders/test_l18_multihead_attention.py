@@ -287,16 +287,20 @@ def run_contract(m, q, k, v, valid_lens, bias):
 @lesson.probe
 def run_gradient(m, q, k, v, valid_lens, params, probe_weights):
     """The tape gradient of sum(output * probe_weights) with respect to
-    the queries, the layer in float64 with the judge's `params`."""
+    the queries, the layer in float64 with the judge's `params` (run in a
+    tf.function once first: code that works only eagerly fails here)."""
     import keras
+    import tensorflow as tf
 
     layer = m.MultiHeadAttention(D, H, dtype="float64")
     in_float64(layer, q, k, v, valid_lens)  # build
     _set_params(layer, params)
 
+    @tf.function  # run once in a graph, as fit runs it, then taped eagerly
     def f(x):
         return keras.ops.sum(layer(x, k, v, valid_lens) * probe_weights)
 
+    f(tf.constant(q, tf.float64))
     return tape_gradient(f, q)
 
 
