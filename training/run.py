@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from . import recipes
+from .settings import FLAGS
+from .settings import check as check_setting
 
 
 @dataclass
@@ -295,7 +297,7 @@ def _settings(recipe, options: Options) -> dict:
     for key in ("epochs", "batch_size", "lr"):
         value = getattr(options, key)
         if value is not None:
-            flags[key] = recipes.check(key, value, name=recipes.FLAGS[key])
+            flags[key] = check_setting(key, value, name=FLAGS[key])
     return recipe.resolve(
         options.data,
         smoke=options.smoke,
