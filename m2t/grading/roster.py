@@ -241,8 +241,8 @@ def grade_roster(
     """
     if jobs < 1:
         raise ValueError(f"-j {jobs}: at least 1 submission at a time")
-    if seed is not None and seed < 0:
-        raise ValueError(f"--seed must be a non-negative integer, got {seed}")
+    if seed is not None:
+        submission.check_seed(seed)
     here = Path(out).resolve()
     students = {  # an output folder inside the roster is no submission
         name: path

@@ -92,6 +92,14 @@ def seed_note(seed: int) -> str:
     return i18n.text("notes.seed", seed=seed)
 
 
+def check_seed(seed: int) -> int:
+    """`seed`, or a ValueError naming --seed and the value when it is
+    negative."""
+    if seed < 0:
+        raise ValueError(i18n.text("cli.bad_seed", name="--seed", value=seed))
+    return seed
+
+
 @contextlib.contextmanager
 def judged_on(seed: int) -> Iterator[int]:
     """The graders' `rng` (in this process and the ones it starts) seeded
@@ -100,8 +108,7 @@ def judged_on(seed: int) -> Iterator[int]:
     Raises:
         ValueError: `seed` is negative (naming --seed and the value).
     """
-    if seed < 0:
-        raise ValueError(i18n.text("cli.bad_seed", name="--seed", value=seed))
+    check_seed(seed)
     saved = os.environ.get(SEED_ENV)
     os.environ[SEED_ENV] = str(seed)
     try:
