@@ -261,6 +261,12 @@ def _embed(tokens, table, positions, mistake):
 
 
 @reference
+def ref_embedding(tokens, table, start, mistake=None):
+    """TransformerEmbedding in float64, dropout off: (B, T, D)."""
+    return _embed(tokens, table, np.arange(tokens.shape[1]) + start, mistake)
+
+
+@reference
 def ref_encoder(tokens, valid_lens, p, mistake=None):
     X = _embed(tokens, p["embedding"], np.arange(tokens.shape[1]), mistake)
     for blk in p["blocks"]:
@@ -456,6 +462,15 @@ def run_encoder_block_two_lengths(m, first, second):
     blk(*first)
     _randomize(blk, 4)
     return blk(*first), blk(*second), _encoder_block_params(blk)
+
+
+@lesson.probe
+def run_embedding(m, tokens, start):
+    """The embedding's output at `start` (training=False, so its dropout
+    of 0.5 must not act) and its token table."""
+    emb = m.TransformerEmbedding(TGT_VOCAB, D, dropout=0.5)
+    out = emb(tokens, start=start, training=False)
+    return out, np.array(emb.token_embedding.embeddings)
 
 
 @lesson.probe
@@ -833,6 +848,19 @@ def test_encoder_block_variable_lengths(rng):
         say("l20.second_length"),
         diagnoses=_diagnoses(ref_encoder_block, *second, params),
         hint=say("l20.length_hint"),
+    )
+
+
+@pytest.mark.parametrize("start", [0, 3], ids=["start_0", "start_3"])
+def test_embedding_matches_reference(rng, start):
+    tokens = _tokens(rng, TGT_VOCAB, T)
+    out, table = run_embedding(tokens, start)
+    expect_close(
+        out,
+        ref_embedding(tokens, table, start),
+        say("l20.embedding", start=start),
+        diagnoses=_diagnoses(ref_embedding, tokens, table, start),
+        hint=say("l20.embedding_hint"),
     )
 
 

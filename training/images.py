@@ -112,9 +112,8 @@ def prepare(
     recipe: Recipe, hp: dict, source: str, seed: int, verbose: bool = True
 ) -> Task:
     module = importlib.import_module(f"solutions.{recipe.lesson}")
-    limit = hp.get("examples")
-    train = load(source, "train", limit, verbose)
-    test = load(source, "test", limit, False)
+    train = load(source, "train", hp.get("examples"), verbose)
+    test = load(source, "test", hp.get("test_examples"), False)
     size = hp.get("resize")
     names = (
         importlib.import_module("m2t_data.toy_shapes").CLASS_NAMES

@@ -120,6 +120,7 @@ _IMAGE_SMOKE = {
     "batch_size": 16,
     "max_steps": 4,
     "examples": 64,
+    "test_examples": 64,
     "optimizer": "adam",
     "lr": 0.001,
 }
@@ -175,7 +176,8 @@ def _image(
         "optimizer": "sgd",
         "clip": None,
         "epochs": 10,
-        "examples": None,  # all the images of each split
+        "examples": None,  # all the training images
+        "test_examples": None,  # all the test images
         "validate": True,
         # Convolutions are large ops: TensorFlow's default splits each
         # over all cores (mlp overrides: its ops are small).
@@ -430,6 +432,11 @@ def table(source: str = "embedded") -> str:
         lines.append(f"{recipe.name:<12} {recipe.title} [{recipe.lesson}]")
         lines.append(f"{'':<12} data: {_data_name(recipe, source)}")
         lines.append(f"{'':<12} {shown}")
+        if recipe.quick:
+            quick = ", ".join(
+                f"{k}={v}" for k, v in recipe.quick.items() if v is not None
+            )
+            lines.append(f"{'':<12} --quick: {quick}")
         if recipe.notes:
             lines.append(f"{'':<12} notes: {recipe.notes}")
     if missing:

@@ -67,10 +67,14 @@ def layer_contract(
         "weights": len(layer.weights),
         "trainable": len(layer.trainable_weights),
     }
-    if symbolic is not None:
-        facts["symbolic_shape"] = _symbolic_shape(make, symbolic, call_kwargs)
     clone = type(layer).from_config(layer.get_config())
-    clone(*inputs, **call_kwargs)
+    if symbolic is not None:
+        # The clone's first call is the symbolic one, so it is built from
+        # `keras.Input` shapes (a None batch), as in a functional model: a
+        # third layer built for it alone would cost a third more.
+        facts["symbolic_shape"] = _symbolic_shape(clone, symbolic, call_kwargs)
+    else:
+        clone(*inputs, **call_kwargs)
     clone.set_weights(layer.get_weights())
     again = _first(clone(*inputs, **call_kwargs))
     facts["output"] = np.asarray(out)
@@ -80,18 +84,19 @@ def layer_contract(
 
 
 def _symbolic_shape(
-    make: Callable[[], Any],
+    layer: Any,
     symbolic: Sequence[tuple[int | None, ...] | None],
     call_kwargs: dict[str, Any],
 ) -> tuple[int | None, ...]:
-    """The first output's shape on `keras.Input`s (None batch)."""
+    """The first output's shape of `layer`, unbuilt, called on
+    `keras.Input`s (None batch)."""
     import keras
 
     sym_inputs = [
         None if shape is None else keras.Input(shape=shape)
         for shape in symbolic
     ]
-    sym_out = _first(make()(*sym_inputs, **call_kwargs))
+    sym_out = _first(layer(*sym_inputs, **call_kwargs))
     return tuple(None if d is None else int(d) for d in sym_out.shape)
 
 
