@@ -111,7 +111,7 @@ def keras_gru(x, h0, weights):
     layer = keras.layers.GRU(
         U, reset_after=False, return_sequences=True, return_state=True
     )
-    layer(x, initial_state=[h0])  # build
+    layer(x[:, :1], initial_state=[h0])  # build: the weights do not depend on T
     layer.set_weights(weights)
     outputs, h = layer(x, initial_state=[h0])
     return np.asarray(outputs), np.asarray(h)
@@ -141,7 +141,7 @@ def run_sequence(m, x, h0, weights):
     rnn = keras.layers.RNN(
         m.GRUCell(U), return_sequences=True, return_state=True
     )
-    rnn(x, initial_state=[h0])  # build
+    rnn(x[:, :1], initial_state=[h0])  # build: the weights do not depend on T
     rnn.set_weights(weights)
     outputs, h = rnn(x, initial_state=[h0])
     return outputs, h

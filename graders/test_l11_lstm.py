@@ -137,7 +137,7 @@ def keras_lstm(x, h0, c0, weights):
     import keras
 
     layer = keras.layers.LSTM(U, return_sequences=True, return_state=True)
-    layer(x, initial_state=[h0, c0])  # build
+    layer(x[:, :1], initial_state=[h0, c0])  # build (weights: not T)
     layer.set_weights(weights)
     outputs, h, c = layer(x, initial_state=[h0, c0])
     return np.asarray(outputs), np.asarray(h), np.asarray(c)
@@ -174,7 +174,7 @@ def run_sequence(m, x, h0, c0, weights):
     rnn = keras.layers.RNN(
         m.LSTMCell(U), return_sequences=True, return_state=True
     )
-    rnn(x, initial_state=[h0, c0])  # build
+    rnn(x[:, :1], initial_state=[h0, c0])  # build (weights: not T)
     rnn.set_weights(weights)
     outputs, h, c = rnn(x, initial_state=[h0, c0])
     return outputs, h, c

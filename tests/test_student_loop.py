@@ -3,6 +3,7 @@
 through real subprocesses and real file saves."""
 
 import ast
+import itertools
 import json
 import os
 import queue
@@ -611,9 +612,11 @@ def test_quick_checks_run_first_and_the_report_keeps_the_file_order(
     tmp_path, monkeypatch
 ):
     """The runner runs a lesson's checks that never passed first, then the
-    others by their seconds when they last passed, the quickest of every
-    test function before the second of any (the first failure shows sooner
-    in watch), and reports them in the file's order."""
+    others by their seconds when they last passed, a test function's later
+    cases weighing SECOND_CASE_WEIGHT times theirs (so the quickest of every
+    function goes before the second of any as costly, but a cheap second
+    case before a slow first one: the first failure shows sooner in watch),
+    and reports them in the file's order."""
     from m2t import settings
     from m2t.grading import runner as grading
 
@@ -655,3 +658,14 @@ def test_quick_checks_run_first_and_the_report_keeps_the_file_order(
             firsts.append(nodeid)
     assert len(firsts) < len(in_file) - 2  # l16 has parametrized checks
     assert ran[2:] == firsts + [n for n in in_file[:-2] if n not in firsts]
+    # a cheap second case goes before the slow first case of another function
+    first, second = next(
+        (a, b)
+        for a, b in itertools.pairwise(in_file)
+        if function[a] == function[b] and a != in_file[-1] and b != in_file[-2]
+    )
+    last_time[first], last_time[second] = 0.1, 0.2
+    costs.write_text(json.dumps(last_time))
+    assert grade() == in_file
+    assert ran[1:4] == [in_file[-1], first, second]
+    assert 0.2 * grading.SECOND_CASE_WEIGHT < 1.0

@@ -28,6 +28,11 @@ from m2t import i18n
 from m2t import settings
 from m2t.grading.probe import strip_tf_noise
 
+SECOND_CASE_WEIGHT = 3.0
+"""How much more a test function's later cases count than its quickest
+one when checks are ordered by their seconds (`Collector`): a part's
+mistake mostly fails that part's first case already."""
+
 
 @dataclasses.dataclass
 class Check:
@@ -118,10 +123,13 @@ class _Collector:
                 item.repr_failure = _message_only
         # Within each grader file, checks that never passed first, in the
         # file's order; then the others by their seconds when they last
-        # passed, the quickest of every test function before the second of
-        # any: a mistake in one part of a lesson (l03's Inception) waits for
-        # one check of each other part, not for all of them. The results
-        # keep the file's order.
+        # passed, a test function's later cases weighing SECOND_CASE_WEIGHT
+        # times their seconds: a mistake in one part of a lesson (l03's
+        # Inception) mostly fails that part's quickest case, so the quickest
+        # case of every function goes before the other cases of a cheap one,
+        # and those go before one slow check (l05's k = 4 step, 0.05 s,
+        # which feeding back the true values fails, before its 1.2 s
+        # training run). The results keep the file's order.
         self.order = {item.nodeid: i for i, item in enumerate(items)}
         files: dict[str, int] = {}
         for item in items:
@@ -138,11 +146,11 @@ class _Collector:
         def key(item) -> tuple:
             if item.nodeid not in self.costs:  # never passed
                 return (files[_file(item.nodeid)], 0, False, 0.0)
+            weight = 1.0 if item.nodeid in firsts else SECOND_CASE_WEIGHT
             return (
                 files[_file(item.nodeid)],
                 1,
-                item.nodeid not in firsts,
-                self.costs[item.nodeid],
+                weight * self.costs[item.nodeid],
             )
 
         items.sort(key=key)
