@@ -17,7 +17,9 @@ ones first); the script then saves each known mistake (solutions/mutants),
 the skeleton and the solution in turn, and times, from the save, the
 verdict (the first failing check, or "passes") and the end of the run. The
 process keeps TensorFlow loaded, so this is the loop's steady state.
-`--lessons all` does every lesson with known mistakes.
+`--lessons all` does every lesson with known mistakes but the capstones
+(their grade trains for minutes; `--lessons 23` measures one, its parts'
+solutions copied beside it).
 """
 
 from __future__ import annotations
@@ -169,6 +171,8 @@ def watch(
     folder = Path(tempfile.mkdtemp(prefix="m2t-bench-watch-"))
     path = folder / f"{lesson.module}.py"
     path.write_text(versions["solution"])
+    for part in lesson.parts:  # a capstone composes the parts' solutions
+        shutil.copy(ROOT / "solutions" / f"{part}.py", folder)
     proc = subprocess.Popen(
         [sys.executable, "-m", "m2t", "watch", lesson.id, "--impl"]
         + [str(folder)],
@@ -234,8 +238,14 @@ def main(argv: list[str] | None = None) -> int:
     from m2t import curriculum
     from m2t.authoring import mutants
 
+    # `all`: every lesson with known mistakes but the capstones, whose
+    # grade trains (minutes a save, by design; name them to measure them)
     chosen = (
-        [x for x in curriculum.graded() if mutants.catalogue(x.module)]
+        [
+            x
+            for x in curriculum.graded()
+            if mutants.catalogue(x.module) and not x.parts
+        ]
         if args.lessons == ["all"]
         else [curriculum.find(x) for x in args.lessons]
     )

@@ -320,6 +320,43 @@ def test_throughput_leaves_out_the_first_epoch():
     assert timing.throughput()[0] == 10.0
 
 
+def test_an_evaluation_pass_counts_every_image_alike():
+    """1,000 examples in batches of 256 (the last of 232), 100 of them
+    right, all in the last batch: the accuracy is 100 / 1,000, not the mean
+    of the four batches' accuracies (0.108); the loss likewise."""
+    import keras
+    import numpy as np
+    import tensorflow as tf
+
+    from training.data import Examples
+    from training.data import uniform_weights
+    from training.step import Trainer
+
+    n, right = 1000, np.zeros(1000, bool)
+    right[-100:] = True
+    y = np.where(right, 0, 1).astype("int32")
+    loss = np.linspace(0.0, 3.0, n).astype("float32")  # per example
+
+    def make_batch(parts, indices):
+        x, y = parts
+        return x, y, uniform_weights(y)
+
+    examples = Examples((loss[:, None], y), make_batch, None, n)
+    ds, steps = examples.dataset(256, 0, 0, 1, whole=True)
+    assert steps == 4
+    trainer = Trainer(
+        keras.layers.Identity(),
+        loss_fn=lambda y, pred: pred[:, 0],  # the example's own loss
+        correct_fn=lambda y, pred: tf.cast(tf.equal(y, 0), tf.float32),
+        unit="images",
+    )
+    trainer.compile()
+    got = trainer.evaluate(ds, steps=steps, return_dict=True, verbose=0)
+    assert got["accuracy"] == pytest.approx(0.1, abs=1e-7)
+    assert got["loss"] == pytest.approx(float(np.mean(loss)), rel=1e-6)
+    assert got["images"] == n
+
+
 def test_workers_agree_on_the_last_epoch_all_finished():
     from training.checkpoints import agree
 

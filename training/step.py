@@ -103,13 +103,17 @@ class Trainer(keras.Model):
         return grads
 
     def _track(self, y, y_pred, per_element, w) -> None:
-        self.loss_tracker.update_state(per_element, sample_weight=w)
+        # The epoch's figures weigh every counted element (image, token)
+        # alike, as d2l's accumulators do: `w` sums to 1 over each global
+        # batch, so weighing by it would average the batches' means, and
+        # the last, smaller batch of an evaluation pass (1,000 test images
+        # in batches of 256: 232) would count as much as a full one.
+        counted = tf.cast(w > 0, tf.float32)
+        self.loss_tracker.update_state(per_element, sample_weight=counted)
         if self.accuracy_tracker is not None:
             correct = self.correct_fn(y, y_pred)
-            self.accuracy_tracker.update_state(correct, sample_weight=w)
-        self.unit_counter.update_state(
-            tf.math.count_nonzero(w, dtype="float32")
-        )
+            self.accuracy_tracker.update_state(correct, sample_weight=counted)
+        self.unit_counter.update_state(tf.reduce_sum(counted))
 
     def train_step(self, data):
         self.update(data)
