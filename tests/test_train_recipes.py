@@ -357,6 +357,23 @@ def test_an_evaluation_pass_counts_every_image_alike():
     assert got["images"] == n
 
 
+def test_translation_trains_on_d2ls_loss():
+    """d2l's `MaskedSoftmaxCELoss` averages each sequence's masked loss
+    over its num_steps positions, and `train_seq2seq` differentiates the
+    sum over the batch (and clips that gradient at 1): the weights give
+    exactly that loss, not the mean over the valid tokens."""
+    import numpy as np
+
+    from training.data import sequence_weights
+
+    mask = np.array([[1, 1, 1, 0, 0], [1, 0, 0, 0, 0]], bool)  # N = 4 of T = 5
+    loss = np.arange(1.0, 11.0).reshape(2, 5).astype("float32")
+    d2l = np.sum(np.mean(loss * mask, axis=1))
+    w = np.asarray(sequence_weights(mask))
+    assert np.sum(loss * w) == pytest.approx(d2l, rel=1e-6)
+    assert np.all(w[~mask] == 0)
+
+
 def test_workers_agree_on_the_last_epoch_all_finished():
     from training.checkpoints import agree
 

@@ -8,10 +8,11 @@ Time Machine reaches perplexity <= 1.3 (the book: 1.1). Each runs the
 recipe's full d2l settings on CPU (minutes each; see docs/training.md).
 
 Like the book's, these are single runs, and a seed can miss a sentence:
-the Transformer's seeds 0, 1 and 2 translate all three (seed 2 all four
-of d2l's sentences, as its printout); since gradient clipping takes the
-dense gradient's norm, seq2seq and Bahdanau at seed 0 miss `i lost .`
-(marked below as expected to fail, strictly). The seeds below are the ones measured, with
+the Transformer's seed 2 translates all four of d2l's sentences, as its
+printout; seq2seq and Bahdanau at seed 0 translate the three and miss
+`he's calm .` as d2l's own seq2seq printout does (measured on
+2026-12-01, since they train on d2l's loss scale, docs/training.md). The
+seeds below are the ones measured, with
 TensorFlow's default threads (`op_threads=0`), which these runs keep: the
 thread count changes the rounding of the sums and so the whole run (with
 one thread per op, seq2seq's seed 0 gives `i lost . => je suis <unk> .`).
@@ -68,20 +69,12 @@ def test_the_real_data_trains_in_short_form(name, tmp_path):
         assert report["quality"]["bleu_on"] == "d2l's 4 test sentences"
 
 
-# Measured since gradient clipping takes the dense gradient's norm
-# (docs/training.md): seq2seq gives `i lost . => j'ai froid .`, Bahdanau
-# `j'ai compris .` (both gave `j'ai perdu .` under the old clipping).
-DENSE_CLIPPING_MISSES = pytest.mark.xfail(
-    reason="since the dense clipping, seed 0 misses `i lost .`", strict=True
-)
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "name,seed",
     [
-        pytest.param("seq2seq", 0, marks=DENSE_CLIPPING_MISSES),
-        pytest.param("bahdanau", 0, marks=DENSE_CLIPPING_MISSES),
+        ("seq2seq", 0),
+        ("bahdanau", 0),
         ("transformer", 2),
     ],
 )

@@ -31,7 +31,7 @@ class Examples:
         arrays: NumPy arrays, each `(N, ...)` (or, for language models, the
             corpus `(L,)`, with `order` drawing window starts).
         make_batch: `(tensors gathered at a batch of indices, indices) ->
-            (x, y, w)`, in TensorFlow; `w` sums to 1 over the batch (see
+            (x, y, w)`, in TensorFlow; `w` weighs each loss element (see
             step.py).
         order: `(rng, global batch) -> int array`, the indices of one
             epoch, in order (batch after batch).
@@ -137,7 +137,11 @@ def uniform_weights(like: tf.Tensor) -> tf.Tensor:
     return tf.ones(tf.shape(like), tf.float32) / n
 
 
-def masked_weights(mask: tf.Tensor) -> tf.Tensor:
-    """`mask / mask.sum()`: each valid element weighs 1/(valid elements)."""
+def sequence_weights(mask: tf.Tensor) -> tf.Tensor:
+    """`mask / T` for a `(B, T)` mask: d2l's seq2seq loss, each sequence's
+    masked loss averaged over its T positions (padding counted as 0), summed
+    over the batch's sequences. Its gradient is N / T times that of the
+    mean over the N valid tokens (weights mask / N), and that is what
+    d2l's `grad_clipping` at theta = 1 measures in `train_seq2seq`."""
     mask = tf.cast(mask, tf.float32)
-    return mask / tf.maximum(tf.reduce_sum(mask), 1.0)
+    return mask / tf.cast(tf.shape(mask)[1], tf.float32)

@@ -1,14 +1,16 @@
 """One training step, shared by `model.fit` and the multi-worker loop.
 
 Every pipeline yields `(x, y, w)`: inputs, targets and a weight per loss
-element, where the weights of one *global* batch sum to 1 (e.g. 1/B per
-image; 1/N per valid token, N the valid tokens of the whole global batch,
-0 at padding). A replica's loss is then `sum(loss_i * w_i)` over its share
-of the batch, and the sum over replicas (which is what the optimizer does
-with the replicas' gradients) is exactly the global mean. This is
-`tf.nn.compute_average_loss` generalised to token-weighted losses, and it
-needs no collective op in the step: the split of a batch across replicas
-or workers changes nothing but float rounding.
+element, fixed by the *global* batch: 1/B per image (the weights sum to
+1); for translation d2l's seq2seq loss, 1/T per valid target token of a
+`(B, T)` batch, 0 at padding (each sequence's loss averaged over its T
+positions, summed over the sequences; `data.sequence_weights`). A
+replica's loss is then `sum(loss_i * w_i)` over its share of the batch,
+and the sum over replicas (which is what the optimizer does with the
+replicas' gradients) is exactly the global batch's loss. This is
+`tf.nn.compute_average_loss` generalised to weighted losses, and it needs
+no collective op in the step: the split of a batch across replicas or
+workers changes nothing but float rounding.
 """
 
 from __future__ import annotations
@@ -104,7 +106,7 @@ class Trainer(keras.Model):
 
     def _track(self, y, y_pred, per_element, w) -> None:
         # The epoch's figures weigh every counted element (image, token)
-        # alike, as d2l's accumulators do: `w` sums to 1 over each global
+        # alike, as d2l's accumulators do: `w` is fixed by each global
         # batch, so weighing by it would average the batches' means, and
         # the last, smaller batch of an evaluation pass (1,000 test images
         # in batches of 256: 232) would count as much as a full one.

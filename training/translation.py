@@ -4,9 +4,11 @@ attention, the Transformer.
 d2l's data pipeline: words split on spaces, vocabularies with min_freq 2
 and `<pad> <bos> <eos>`, `<eos>` appended, truncated or padded to
 num_steps; the decoder reads `<bos>` + the target shifted right (teacher
-forcing). Loss: cross-entropy per target token, weight 1/N over the N
-valid tokens (`<eos>` included) of the global batch (DESIGN: masked
-cross-entropy). Throughput counts those valid target tokens, as d2l does.
+forcing). Loss: d2l's masked cross-entropy, each sequence's loss over its
+valid tokens (`<eos>` included) averaged over its num_steps positions and
+summed over the global batch's sequences (`data.sequence_weights`: the
+gradient d2l clips at theta); the epoch's reported loss is per valid
+token. Throughput counts those valid target tokens, as d2l does.
 
 At the end: greedy translations of held-out sentences with their BLEU
 (d2l's, k = 2), printed d2l-style (`go . => va !, bleu 1.000`), and the
@@ -32,8 +34,8 @@ import m2t_data
 
 from . import plots
 from .data import Examples
-from .data import masked_weights
 from .data import permutation
+from .data import sequence_weights
 from .recipes import D2L_ENGLISH
 from .recipes import D2L_FRENCH
 from .recipes import Recipe
@@ -328,7 +330,7 @@ def prepare(
         start = tf.fill([tf.shape(y)[0], 1], tf.constant(bos, y.dtype))
         dec_input = tf.concat([start, y[:, :-1]], axis=1)  # (B, T)
         mask = tf.sequence_mask(y_len, num_steps)  # (B, T)
-        return (x, x_len, dec_input), y, masked_weights(mask)
+        return (x, x_len, dec_input), y, sequence_weights(mask)
 
     arrays = (src.tokens, src.lengths, tgt.tokens, tgt.lengths)
     n = len(pairs)
