@@ -9,6 +9,7 @@ import json
 import os
 import pty
 import re
+import signal
 import subprocess
 import sys
 import termios
@@ -82,6 +83,9 @@ class Terminal:
 
 def _controlling_terminal():  # in the child, after setsid()
     fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+    # a pytest-xdist worker may ignore SIGINT, and Python keeps an ignored
+    # SIGINT ignored: the typed ^C would never reach the watch
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def test_watch_in_a_terminal_survives_saves_errors_and_the_fix(repo):  # noqa: F811
