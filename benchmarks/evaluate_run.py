@@ -43,9 +43,13 @@ def evaluate(model: str, out: Path) -> dict:
     trainer.load_weights(out / "model.weights.h5")
     with tempfile.TemporaryDirectory() as scratch:  # its pictures
         quality = task.finish(net, Path(scratch), [{}])["quality"]
-    facts = {"model": model, "test_accuracy": quality["test_accuracy"]}
+    x, y = load(source, "test", hp.get("test_examples"), False)
+    facts = {
+        "model": model,
+        "test_accuracy": quality["test_accuracy"],
+        "images": int(len(y)),
+    }
     if model in WITHOUT_DROPOUT:
-        x, y = load(source, "test", hp.get("test_examples"), False)
         side = hp.get("resize") or 28
         right = 0
         for i in range(0, len(y), 256):
@@ -54,7 +58,6 @@ def evaluate(model: str, out: Path) -> dict:
             logits = np.asarray(net(batch, training=True))
             right += int(np.sum(np.argmax(logits, -1) == y[i : i + 256]))
         facts["test_accuracy_batch_statistics"] = right / len(y)
-    facts["images"] = int(len(load(source, "test", None, False)[1]))
     return facts
 
 
