@@ -25,10 +25,10 @@ WITHOUT_DROPOUT = ("resnet18", "densenet", "googlenet", "nin")
 
 def evaluate(model: str, out: Path) -> dict:
     import numpy as np
-    import tensorflow as tf
 
     from training import recipes
     from training.images import load
+    from training.images import predict
     from training.images import prepare
     from training.step import Trainer
 
@@ -50,14 +50,8 @@ def evaluate(model: str, out: Path) -> dict:
         "images": int(len(y)),
     }
     if model in WITHOUT_DROPOUT:
-        side = hp.get("resize") or 28
-        right = 0
-        for i in range(0, len(y), 256):
-            batch = tf.cast(x[i : i + 256], tf.float32) / 255.0
-            batch = tf.image.resize(batch, (side, side), method="bilinear")
-            logits = np.asarray(net(batch, training=True))
-            right += int(np.sum(np.argmax(logits, -1) == y[i : i + 256]))
-        facts["test_accuracy_batch_statistics"] = right / len(y)
+        classes = predict(net, x, hp.get("resize"), training=True)
+        facts["test_accuracy_batch_statistics"] = float(np.mean(classes == y))
     return facts
 
 

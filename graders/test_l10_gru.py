@@ -24,6 +24,7 @@ from graders.lib.judge import expect_close
 from graders.lib.judge import expect_shape
 from graders.lib.judge import mistake_outputs
 from graders.lib.messages import say
+from graders.lib.probes import build_on_first_step
 from graders.lib.probes import layer_contract
 from graders.lib.probes import tape_gradient
 from graders.lib.probes import value_errors
@@ -111,7 +112,7 @@ def keras_gru(x, h0, weights):
     layer = keras.layers.GRU(
         U, reset_after=False, return_sequences=True, return_state=True
     )
-    layer(x[:, :1], initial_state=[h0])  # build: the weights do not depend on T
+    build_on_first_step(layer, x, initial_state=[h0])
     layer.set_weights(weights)
     outputs, h = layer(x, initial_state=[h0])
     return np.asarray(outputs), np.asarray(h)
@@ -141,7 +142,7 @@ def run_sequence(m, x, h0, weights):
     rnn = keras.layers.RNN(
         m.GRUCell(U), return_sequences=True, return_state=True
     )
-    rnn(x[:, :1], initial_state=[h0])  # build: the weights do not depend on T
+    build_on_first_step(rnn, x, initial_state=[h0])
     rnn.set_weights(weights)
     outputs, h = rnn(x, initial_state=[h0])
     return outputs, h

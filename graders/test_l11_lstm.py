@@ -25,6 +25,7 @@ from graders.lib.judge import expect_close
 from graders.lib.judge import expect_shape
 from graders.lib.judge import mistake_outputs
 from graders.lib.messages import say
+from graders.lib.probes import build_on_first_step
 from graders.lib.probes import layer_contract
 from graders.lib.probes import tape_gradient
 from graders.lib.probes import value_errors
@@ -137,7 +138,7 @@ def keras_lstm(x, h0, c0, weights):
     import keras
 
     layer = keras.layers.LSTM(U, return_sequences=True, return_state=True)
-    layer(x[:, :1], initial_state=[h0, c0])  # build (weights: not T)
+    build_on_first_step(layer, x, initial_state=[h0, c0])
     layer.set_weights(weights)
     outputs, h, c = layer(x, initial_state=[h0, c0])
     return np.asarray(outputs), np.asarray(h), np.asarray(c)
@@ -174,7 +175,7 @@ def run_sequence(m, x, h0, c0, weights):
     rnn = keras.layers.RNN(
         m.LSTMCell(U), return_sequences=True, return_state=True
     )
-    rnn(x[:, :1], initial_state=[h0, c0])  # build (weights: not T)
+    build_on_first_step(rnn, x, initial_state=[h0, c0])
     rnn.set_weights(weights)
     outputs, h, c = rnn(x, initial_state=[h0, c0])
     return outputs, h, c

@@ -28,6 +28,7 @@ from graders.lib.judge import expect_shape
 from graders.lib.judge import mistake_outputs
 from graders.lib.judge import stack_same_shape
 from graders.lib.messages import say
+from graders.lib.probes import build_on_first_step
 from graders.lib.probes import layer_contract
 from graders.lib.probes import tape_gradient
 from graders.lib.probes import value_errors
@@ -182,7 +183,7 @@ _diagnoses = partial(mistake_outputs, mistakes=STACK_MISTAKES)
 @lesson.probe
 def run_stacked(m, cell, x, weights, initial_state=None, mask=None):
     layer = m.StackedRNN(L, U, cell=cell)
-    layer(x[:, :1])  # build: the weights do not depend on T
+    build_on_first_step(layer, x)
     layer.set_weights(weights)
     outputs, states = layer(x, initial_state=initial_state, mask=mask)
     return outputs, list(states)
@@ -191,7 +192,7 @@ def run_stacked(m, cell, x, weights, initial_state=None, mask=None):
 @lesson.probe
 def run_stacked_training(m, x, weights, num_layers):
     layer = m.StackedRNN(num_layers, U, cell="rnn", dropout=0.5)
-    layer(x[:, :1])  # build: the weights do not depend on T
+    build_on_first_step(layer, x)
     layer.set_weights(weights)
     outputs, states = layer(x, training=True)
     return outputs, list(states)
@@ -210,7 +211,7 @@ def run_stacked_dropout(m, x):
 @lesson.probe
 def run_bidirectional(m, cell, x, weights, mask=None, initial_state=None):
     layer = m.BidirectionalRNN(U, cell=cell)
-    layer(x[:, :1])  # build: the weights do not depend on T
+    build_on_first_step(layer, x)
     layer.set_weights(weights)
     outputs, states = layer(x, initial_state=initial_state, mask=mask)
     return outputs, list(states)
@@ -248,7 +249,7 @@ def run_gradient(m, kind, x, weights, probe_weights):
         layer = m.StackedRNN(2, U, cell="rnn", dtype="float64")
     else:
         layer = m.BidirectionalRNN(U, cell="rnn", dtype="float64")
-    layer(x[:, :1])  # build: the weights do not depend on T
+    build_on_first_step(layer, x)
     layer.set_weights(weights)
     return tape_gradient(
         lambda v: keras.ops.sum(layer(v)[0] * probe_weights), x
@@ -370,7 +371,7 @@ def test_stacked_matches_keras_stacked_cells(rng, cell):
         return_sequences=True,
         return_state=True,
     )
-    ref(x[:, :1])  # build: the weights do not depend on T
+    build_on_first_step(ref, x)
     ref.set_weights(weights)
     ref_outputs, *ref_states = ref(x)
     expect_close(
@@ -541,7 +542,7 @@ def test_bidirectional_matches_keras_bidirectional(rng, masked):
     ref = keras.layers.Bidirectional(
         keras.layers.GRU(U, return_sequences=True, return_state=True)
     )
-    ref(x[:, :1])  # build: the weights do not depend on T
+    build_on_first_step(ref, x)
     ref.set_weights(weights)
     ref_outputs, *ref_states = (np.asarray(a) for a in ref(x, mask=mask))
     valid = np.ones((B, T), bool) if mask is None else mask

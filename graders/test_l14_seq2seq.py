@@ -36,6 +36,7 @@ from graders.lib.judge import fail
 from graders.lib.judge import mistake_outputs
 from graders.lib.judge import stack_same_shape
 from graders.lib.messages import say
+from graders.lib.probes import build_on_first_step
 from graders.lib.probes import layer_contract
 from graders.lib.probes import tape_gradient
 from graders.lib.probes import value_errors
@@ -397,14 +398,14 @@ def _spell(ids):
 # ------------------------------------------------------------------ probes
 def _build_encoder(m, X, weights, **kwargs):
     encoder = m.Seq2SeqEncoder(V_SRC, E, U, L, **kwargs)
-    encoder(X[:, :1])  # build: the weights do not depend on S
+    build_on_first_step(encoder, X)
     encoder.set_weights(weights)
     return encoder
 
 
 def _build_decoder(m, Y, state, weights, **kwargs):
     decoder = m.Seq2SeqDecoder(V, E, U, L, **kwargs)
-    decoder(Y[:, :1], state)  # build: the weights do not depend on T
+    build_on_first_step(decoder, Y, state)
     decoder.set_weights(weights)
     return decoder
 

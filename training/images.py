@@ -108,6 +108,22 @@ def load(source: str, split: str, limit: int | None, verbose: bool):
     return x, y.numpy().astype(np.int32)
 
 
+def predict(
+    net, images: np.ndarray, size: int | None = None, training: bool = False
+) -> np.ndarray:
+    """Predicted classes `(N,)` of uint8 images `(N, 28, 28, 1)`, resized
+    to `size` x `size` where given, in batches of 256. `training=True`
+    normalises each batch by its own statistics (a diagnosis of batch
+    norm's moving averages, `benchmarks.evaluate_run`)."""
+    classes = []
+    for i in range(0, len(images), 256):
+        x = tf.cast(images[i : i + 256], tf.float32) / 255.0
+        if size:
+            x = tf.image.resize(x, (size, size), method="bilinear")
+        classes.append(np.argmax(np.asarray(net(x, training=training)), -1))
+    return np.concatenate(classes)
+
+
 def prepare(
     recipe: Recipe, hp: dict, source: str, seed: int, verbose: bool = True
 ) -> Task:
@@ -139,27 +155,17 @@ def prepare(
         f"{side}x{side}"
     )
 
-    def predict(net, images: np.ndarray) -> np.ndarray:
-        """Predicted classes of uint8 images, in batches of 256."""
-        classes = []
-        for i in range(0, len(images), 256):
-            x = tf.cast(images[i : i + 256], tf.float32) / 255.0
-            if size:
-                x = tf.image.resize(x, (side, side), method="bilinear")
-            classes.append(np.argmax(np.asarray(net(x, training=False)), -1))
-        return np.concatenate(classes)
-
     def finish(net, out: Path, history: list[dict]) -> dict:
         last = history[-1] if history else {}
         accuracy = last.get("val_accuracy")
         if accuracy is None:  # no validation in the multi-worker loop
-            accuracy = float(np.mean(predict(net, test[0]) == test[1]))
+            accuracy = float(np.mean(predict(net, test[0], size) == test[1]))
         quality = {
             "test_accuracy": accuracy,
             "train_accuracy": last.get("accuracy"),
         }
         x = test[0][:16].astype(np.float32) / 255.0
-        pred = predict(net, test[0][:16])
+        pred = predict(net, test[0][:16], size)
         truth = test[1][:16]
         titles = [
             f"{names[p]}\n({names[t]})"

@@ -139,6 +139,14 @@ def _one_step(
     }
 
 
+def build_on_first_step(layer: Any, x: Any, *args: Any, **kwargs: Any) -> None:
+    """Build a recurrent `layer` by calling it on the first time step of
+    `x` `(B, T, ...)`, i.e. `x[:, :1]`, and `args`/`kwargs` (an initial
+    state, an encoder's state): its weights do not depend on T, and a
+    full-length call would only cost time before the judge sets them."""
+    layer(x[:, :1], *args, **kwargs)
+
+
 def in_float64(f: Callable[..., Any], *args: Any) -> Any:
     """f(*args) for a layer built with dtype="float64"; where float32
     meets float64 inside it (a TypeError, ValueError or TensorFlow's
