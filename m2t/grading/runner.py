@@ -16,7 +16,6 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Sequence
 from contextlib import redirect_stdout
@@ -26,12 +25,12 @@ from m2t import ROOT
 from m2t import curriculum
 from m2t import i18n
 from m2t import settings
+from m2t.grading import focus as focusing
+from m2t.grading.order import SECOND_CASE_WEIGHT  # noqa: F401 (for callers)
+from m2t.grading.order import load_costs
+from m2t.grading.order import save_costs
+from m2t.grading.order import sort_checks
 from m2t.grading.probe import strip_tf_noise
-
-SECOND_CASE_WEIGHT = 3.0
-"""How much more a test function's later cases count than its quickest
-one when checks are ordered by their seconds (`Collector`): a part's
-mistake mostly fails that part's first case already."""
 
 
 @dataclasses.dataclass
@@ -99,9 +98,11 @@ class _Collector:
         on_check: Callable[[Check], None] | None = None,
         short_failures: bool = False,
         costs: dict[str, float] | None = None,
+        focus: set[tuple[str, str]] | None = None,
     ):
         self.checks: dict[str, Check] = {}
         self.costs = costs or {}
+        self.focus = focus or set()
         self.order: dict[str, int] = {}
         self.mistakes: dict[str, tuple[str, ...]] = {}
         self.on_check = on_check
@@ -121,39 +122,8 @@ class _Collector:
         if self.short_failures:
             for item in items:
                 item.repr_failure = _message_only
-        # Within each grader file, checks that never passed first, in the
-        # file's order; then the others by their seconds when they last
-        # passed, a test function's later cases weighing SECOND_CASE_WEIGHT
-        # times their seconds: a mistake in one part of a lesson (l03's
-        # Inception) mostly fails that part's quickest case, so the quickest
-        # case of every function goes before the other cases of a cheap one,
-        # and those go before one slow check (l05's k = 4 step, 0.05 s,
-        # which feeding back the true values fails, before its 1.2 s
-        # training run). The results keep the file's order.
         self.order = {item.nodeid: i for i, item in enumerate(items)}
-        files: dict[str, int] = {}
-        for item in items:
-            files.setdefault(_file(item.nodeid), len(files))
-        passed = sorted(
-            (i for i in items if i.nodeid in self.costs),
-            key=lambda item: self.costs[item.nodeid],
-        )
-        quickest: dict[str, str] = {}
-        for item in passed:
-            quickest.setdefault(item.nodeid.partition("[")[0], item.nodeid)
-        firsts = set(quickest.values())
-
-        def key(item) -> tuple:
-            if item.nodeid not in self.costs:  # never passed
-                return (files[_file(item.nodeid)], 0, False, 0.0)
-            weight = 1.0 if item.nodeid in firsts else SECOND_CASE_WEIGHT
-            return (
-                files[_file(item.nodeid)],
-                1,
-                weight * self.costs[item.nodeid],
-            )
-
-        items.sort(key=key)
+        sort_checks(items, self.costs, self.focus)
 
     def pytest_collectreport(self, report) -> None:
         if report.failed:
@@ -215,47 +185,6 @@ def _tag(nodeid: str) -> str:
     return tags.get(stem) or stem.split("_", 1)[0]  # test_questions
 
 
-def _file(nodeid: str) -> str:
-    return nodeid.partition("::")[0]
-
-
-def load_costs() -> dict[str, float]:
-    """{check node id: its seconds when it last passed in process}."""
-    try:
-        data = json.loads(settings.CHECK_COSTS.read_text())
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict):
-        return {}
-    return {k: float(v) for k, v in data.items() if isinstance(v, (int, float))}
-
-
-def save_costs(checks: Iterable[Check]) -> None:
-    """Remember the seconds of the passing `checks` for the next run's
-    order: a check that fails costs what it did when it passed, and one
-    that never passed counts as free, so it runs first (written whole, then
-    renamed: parallel grades never read half a file).
-
-    A check keeps at least half of what it cost before: a memoised probe
-    (l03's layer table, shared by the table and the parameter count) costs
-    whichever of its checks runs first, and the one that found it ready
-    would otherwise jump ahead and pay it in the next run.
-    """
-    costs = load_costs()
-    for check in checks:
-        if check.status == "passed":
-            before = costs.get(check.nodeid, 0.0)
-            costs[check.nodeid] = round(max(check.seconds, before / 2), 4)
-    path = settings.CHECK_COSTS
-    temporary = path.with_name(f"{path.name}.{os.getpid()}")
-    try:
-        path.parent.mkdir(exist_ok=True)
-        temporary.write_text(json.dumps(costs, indent=0, sort_keys=True))
-        os.replace(temporary, path)
-    except OSError:
-        pass  # a read-only checkout still grades
-
-
 def _message_only(excinfo) -> str:
     return excinfo.exconly()
 
@@ -276,6 +205,31 @@ def _warm_start() -> None:
         if enabled:
             gc.enable()
     gc.freeze()
+
+
+def _focus(
+    lessons: Sequence[curriculum.Lesson], impl: str
+) -> tuple[set[tuple[str, str]], dict[Path, str]]:
+    """(grader file, test function) of the checks that reach what changed
+    in each lesson's file since its last whole grade in this process
+    (`m2t.grading.focus`), and each file's text now."""
+    from m2t.grading.impl import resolve
+
+    try:
+        folder = resolve(impl)
+    except ValueError:
+        return set(), {}
+    focus: set[tuple[str, str]] = set()
+    sources: dict[Path, str] = {}
+    for lesson in lessons:
+        if not lesson.grader.exists():
+            continue
+        path = folder / f"{lesson.module}.py"
+        names, sources[path] = focusing.focused_checks(lesson.grader, path)
+        with contextlib.suppress(ValueError):
+            grader = lesson.grader.resolve().relative_to(ROOT).as_posix()
+            focus |= {(grader, name) for name in names}
+    return focus, sources
 
 
 @contextlib.contextmanager
@@ -377,10 +331,12 @@ def grade(
     files = [lesson.grader for lesson in lessons if lesson.grader.exists()]
     # A lesson that trains (a capstone) may ask for more per check.
     timeout = max([timeout, *(x.timeout for x in lessons if x.timeout)])
+    focus, sources = _focus(lessons, impl) if not sandbox else (set(), {})
     collector = _Collector(
         on_check,
         short_failures=not show_pytest,
         costs=load_costs() if not sandbox else None,
+        focus=focus,
     )
     if files and not sandbox:
         _warm_start()
@@ -426,6 +382,9 @@ def grade(
         )
     if not sandbox:  # the worker's overhead would skew the order
         save_costs(collector.checks.values())
+    if len(collector.checks) == len(collector.order):  # ran to the end
+        for path, source in sources.items():
+            focusing.remember(path, source)
     results = []
     for lesson in lessons:
         checks = sorted(
