@@ -268,3 +268,31 @@ def test_contract_facts_that_contradict_each_other_fail():
     with pytest.raises(CheckFailed, match="do not hold together"):
         _expect_affine(forged)
     _expect_affine(facts)
+
+
+def _smoke_model(seed: int):
+    keras.utils.set_random_seed(seed)
+    return keras.Sequential(
+        [keras.layers.Dense(8, "relu"), keras.layers.Dense(3)]
+    )
+
+
+def test_a_training_smoke_check_stops_at_its_verdict_and_fails_a_flat_loss():
+    from graders.lib.cnn_judge import expect_loss_falls
+    from graders.lib.tolerances import LOSS_FALL
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((12, 5)).astype("float32")
+    y = rng.integers(0, 3, 12).astype("int32")
+    # learning: it stops at the first loss below the target
+    losses = cnn_probes.train_steps(_smoke_model(1), x, y, 50, 5e-2)
+    assert 2 <= len(losses) < 50
+    assert losses[-1] < LOSS_FALL * losses[0] <= min(losses[1:-1], default=9)
+    expect_loss_falls(losses, "a two-layer net")
+    every = cnn_probes.train_steps(_smoke_model(1), x, y, 6, 5e-2, None)
+    assert len(every) == 6 and every[: len(losses)] == pytest.approx(losses)
+    # not learning: every step runs, and the judge says so with the losses
+    flat = cnn_probes.train_steps(_smoke_model(1), x, y, 4, 0.0)
+    assert len(flat) == 4
+    with pytest.raises(CheckFailed, match="within 4 Adam steps"):
+        expect_loss_falls(flat, "a two-layer net")

@@ -30,6 +30,11 @@ GRAD_EPS = 1e-6
 EXACT = {"atol": 0.0, "rtol": 0.0}
 """Values that must be exact (masked weights, integer results)."""
 
+LOSS_FALL = 0.9
+"""A training smoke check passes once a loss falls below this fraction of
+the first (`cnn_judge.expect_loss_falls`); the probe stops there
+(`cnn_probes.train_steps`), as the verdict is then known."""
+
 FLOAT32_SPACINGS = 2
 """How many float32 spacings of the inputs' magnitude `at_magnitude` allows:
 two values each rounded to half a spacing, subtracted."""
