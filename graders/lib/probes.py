@@ -59,9 +59,16 @@ def layer_contract(
         `gradients` (None where there is none) and `after`.
     """
 
+    import tensorflow as tf
+
     call_kwargs = call_kwargs or {}
     layer = make()
-    out = _first(layer(*inputs, **call_kwargs))
+    # The first call, which builds the layer, is also the one SGD step's
+    # forward pass: a second pass would cost as much again.
+    with tf.GradientTape() as tape:
+        out = _first(layer(*inputs, **call_kwargs))
+        probe = np.random.default_rng(STEP_SEED).standard_normal(out.shape)
+        loss = tf.reduce_sum(out * tf.constant(probe, out.dtype))
     facts: dict[str, Any] = {
         "output_shape": tuple(int(d) for d in out.shape),
         "weights": len(layer.weights),
@@ -79,7 +86,7 @@ def layer_contract(
     again = _first(clone(*inputs, **call_kwargs))
     facts["output"] = np.asarray(out)
     facts["roundtrip_output"] = np.asarray(again)
-    facts["step"] = _one_step(layer, inputs, call_kwargs, np.shape(out))
+    facts["step"] = _one_step(layer, tape, loss)
     return facts
 
 
@@ -100,15 +107,11 @@ def _symbolic_shape(
     return tuple(None if d is None else int(d) for d in sym_out.shape)
 
 
-def _one_step(
-    layer: Any,
-    inputs: Sequence[Any],
-    call_kwargs: dict[str, Any],
-    out_shape: tuple[int, ...],
-) -> dict[str, Any]:
+def _one_step(layer: Any, tape: Any, loss: Any) -> dict[str, Any]:
     """`paths`, `before`, `gradients` and `after` of each trainable weight
-    for one SGD step (`STEP_LEARNING_RATE`) on `sum(output * P)`."""
-    import keras
+    for one SGD step (`STEP_LEARNING_RATE`) on `loss`, `sum(output * P)`
+    recorded on `tape` (Keras's SGD, written out: its optimizer's set-up
+    costs more than the step)."""
     import tensorflow as tf
 
     weights = layer.trainable_weights
@@ -116,21 +119,15 @@ def _one_step(
     before = [np.array(w) for w in weights]
     if not weights:
         return {"paths": [], "before": [], "gradients": [], "after": []}
-    probe = np.random.default_rng(STEP_SEED).standard_normal(out_shape)
-    with tf.GradientTape() as tape:
-        out = _first(layer(*inputs, **call_kwargs))
-        loss = tf.reduce_sum(out * tf.constant(probe, out.dtype))
     grads = tape.gradient(loss, weights)
     # An Embedding's gradient is a tf.IndexedSlices: densify it first.
     dense = [
         None if g is None else np.asarray(tf.convert_to_tensor(g))
         for g in grads
     ]
-    present = [
-        (g, w) for g, w in zip(grads, weights, strict=True) if g is not None
-    ]
-    if present:
-        keras.optimizers.SGD(STEP_LEARNING_RATE).apply_gradients(present)
+    for w, g in zip(weights, dense, strict=True):
+        if g is not None:
+            w.assign_sub((STEP_LEARNING_RATE * g).astype(g.dtype))
     return {
         "paths": paths,
         "before": before,
