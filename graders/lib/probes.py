@@ -67,10 +67,11 @@ def layer_contract(
     # forward pass: a second pass would cost as much again.
     with tf.GradientTape() as tape:
         out = _first(layer(*inputs, **call_kwargs))
-        probe = np.random.default_rng(STEP_SEED).standard_normal(out.shape)
+        shape = tuple(int(d) for d in out.shape)
+        probe = np.random.default_rng(STEP_SEED).standard_normal(shape)
         loss = tf.reduce_sum(out * tf.constant(probe, out.dtype))
     facts: dict[str, Any] = {
-        "output_shape": tuple(int(d) for d in out.shape),
+        "output_shape": shape,
         "weights": len(layer.weights),
         "trainable": len(layer.trainable_weights),
     }

@@ -4,8 +4,8 @@
 checks cheapest first; a mistake in a part that only a costly check
 exercises (l20's decoder cache, l12's masked stack) then waits for every
 cheaper check of the other parts. This module reads, with `ast`, which
-top-level functions and classes of the lesson file changed since the
-previous grade in this process (and everything in the file that uses them),
+top-level functions and classes of the lesson file changed since its last
+whole grade in this process (and everything in the file that uses them),
 and which of those each grader test function reaches through its probes
 (`m.Name` in a function it calls, directly or through other functions of
 the grader file), so that the runner can run those checks first.
@@ -23,7 +23,8 @@ import ast
 from pathlib import Path
 
 _SOURCES: dict[Path, str] = {}
-"""The lesson files' text at the previous grade in this process."""
+"""Each lesson file's text at its last grade in this process that ran
+every check (`remember`)."""
 
 
 def _definitions(source: str) -> dict[str, ast.AST] | None:
