@@ -618,6 +618,7 @@ def test_quick_checks_run_first_and_the_report_keeps_the_file_order(
     case before a slow first one: the first failure shows sooner in watch),
     and reports them in the file's order."""
     from m2t import settings
+    from m2t.grading import order
     from m2t.grading import runner as grading
 
     costs = tmp_path / "check-costs.json"
@@ -668,4 +669,4 @@ def test_quick_checks_run_first_and_the_report_keeps_the_file_order(
     costs.write_text(json.dumps(last_time))
     assert grade() == in_file
     assert ran[1:4] == [in_file[-1], first, second]
-    assert 0.2 * grading.SECOND_CASE_WEIGHT < 1.0
+    assert 0.2 * order.SECOND_CASE_WEIGHT < 1.0

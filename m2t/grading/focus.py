@@ -20,6 +20,7 @@ would slow every check down.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 _SOURCES: dict[Path, str] = {}
@@ -68,28 +69,40 @@ def _closure(start: set[str], uses: dict[str, set[str]]) -> set[str]:
     return reached
 
 
+@functools.lru_cache(maxsize=8)
+def _summary(source: str) -> tuple[dict[str, str], dict[str, set[str]]] | None:
+    """({name: its definition's `ast.dump`}, {name: the names it uses}) of
+    a module's top level, or None where it does not parse. Cached: in
+    watch, each save's text is the next save's old one."""
+    definitions = _definitions(source)
+    if definitions is None:
+        return None
+    dumps = {name: ast.dump(node) for name, node in definitions.items()}
+    uses = {name: _names_used(node) for name, node in definitions.items()}
+    return dumps, uses
+
+
 def changed_names(old: str, new: str) -> set[str]:
     """Top-level names of `new` whose definition differs from `old`'s (or
     is new), and the names of `new` that use them; empty where either
     source does not parse (a syntax error fails every check anyway)."""
-    before, after = _definitions(old), _definitions(new)
+    before, after = _summary(old), _summary(new)
     if before is None or after is None:
         return set()
-    dumps = {name: ast.dump(node) for name, node in before.items()}
+    (old_dumps, _), (new_dumps, uses) = before, after
     changed = {
-        name
-        for name, node in after.items()
-        if dumps.get(name) != ast.dump(node)
+        name for name, dump in new_dumps.items() if old_dumps.get(name) != dump
     }
-    changed |= set(before) - set(after)  # removed: its users changed too
-    uses = {name: _names_used(node) for name, node in after.items()}
-    return _closure(changed, uses) & set(after)
+    changed |= set(old_dumps) - set(new_dumps)  # removed: its users changed
+    return _closure(changed, uses) & set(new_dumps)
 
 
+@functools.lru_cache(maxsize=8)
 def reached_names(grader_source: str, param: str = "m") -> dict[str, set[str]]:
     """{test function: the student names `param.Name` it reaches} through
     the grader file's own functions (probes take the student's module as
-    their first argument, `m` by the graders' convention)."""
+    their first argument, `m` by the graders' convention). Cached (a grader
+    does not change while watch runs): read, never change, the result."""
     definitions = _definitions(grader_source) or {}
     functions = {
         name: node
@@ -133,6 +146,8 @@ def focused_checks(grader: Path, lesson_file: Path) -> tuple[set[str], str]:
         if old is None or old == source:
             return set(), source
         changed = changed_names(old, source)
+        if not changed:
+            return set(), source
         reached = reached_names(grader.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError):
         return set(), ""

@@ -26,7 +26,6 @@ from m2t import curriculum
 from m2t import i18n
 from m2t import settings
 from m2t.grading import focus as focusing
-from m2t.grading.order import SECOND_CASE_WEIGHT  # noqa: F401 (for callers)
 from m2t.grading.order import load_costs
 from m2t.grading.order import save_costs
 from m2t.grading.order import sort_checks
@@ -224,7 +223,7 @@ def _focus(
     for lesson in lessons:
         if not lesson.grader.exists():
             continue
-        path = folder / f"{lesson.module}.py"
+        path = folder / lesson.filename
         names, sources[path] = focusing.focused_checks(lesson.grader, path)
         with contextlib.suppress(ValueError):
             grader = lesson.grader.resolve().relative_to(ROOT).as_posix()
