@@ -25,6 +25,7 @@ __all__ = [
     "BACKUPS",
     "CHECK_COSTS",
     "CHECK_TIMEOUT",
+    "GRADING_TF_ENV",
     "HINTS_STATE",
     "LANG_STATE",
     "LESSON_GLOB",
@@ -71,6 +72,11 @@ give the sandbox its namespaces."""
 # -- TensorFlow
 TF_LOG_LEVEL = "3"
 """`TF_CPP_MIN_LOG_LEVEL`: TensorFlow's C++ logs show errors only."""
+
+GRADING_TF_ENV = {"TF_ENABLE_ONEDNN_OPTS": "0"}
+"""The environment TensorFlow is imported in to grade, where the caller's
+environment does not set it (`m2t.grading.tfsetup.load`): oneDNN's custom
+ops cost several times the op itself on a grader's tiny tensors."""
 
 
 def quiet_tensorflow() -> None:

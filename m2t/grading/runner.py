@@ -26,6 +26,7 @@ from m2t import curriculum
 from m2t import i18n
 from m2t import settings
 from m2t.grading import focus as focusing
+from m2t.grading import tfsetup
 from m2t.grading.order import load_costs
 from m2t.grading.order import save_costs
 from m2t.grading.order import sort_checks
@@ -188,24 +189,6 @@ def _message_only(excinfo) -> str:
     return excinfo.exconly()
 
 
-def _warm_start() -> None:
-    """Import Keras (and TensorFlow) with the cyclic garbage collector off,
-    then freeze what was imported: the import runs ~10% faster, and later
-    collections (pytest runs one after each session) skip those objects."""
-    import gc
-
-    if "keras" in sys.modules:
-        return
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        import keras  # noqa: F401
-    finally:
-        if enabled:
-            gc.enable()
-    gc.freeze()
-
-
 def _focus(
     lessons: Sequence[curriculum.Lesson], impl: str
 ) -> tuple[set[tuple[str, str]], dict[Path, str]]:
@@ -337,8 +320,8 @@ def grade(
         costs=load_costs() if not sandbox else None,
         focus=focus,
     )
-    if files and not sandbox:
-        _warm_start()
+    if files and not sandbox:  # before pytest, so its gc.freeze covers it
+        tfsetup.load()
     if files:
         args = pytest_args(
             files,

@@ -179,7 +179,9 @@ def worker_main() -> None:
     confine.set_limits(int(memory_mb) << 20, int(nproc))
     import importlib
 
-    import keras  # noqa: F401  (loaded before confinement: faster start)
+    from m2t.grading import tfsetup
+
+    tfsetup.load()  # before confinement: a faster start
 
     with contextlib.suppress(ImportError, OSError):
         import pyseccomp  # noqa: F401  (finds libseccomp with ldconfig)
