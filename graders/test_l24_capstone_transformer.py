@@ -33,6 +33,7 @@ from m2t.grading import impl as _impl
 from m2t.grading import parts as _part_checks
 from m2t.grading.probe import Lesson
 from m2t.questions.experiments import bleu
+from m2t_data import toy_translation
 
 lesson = Lesson("l24_capstone_transformer")
 
@@ -86,7 +87,13 @@ MODULES = dict(
 BLEU_TARGET = 0.9
 HELD_OUT = 100
 """Held-out pairs translated (`m2t_data.unseen_translation_pairs`, from a
-draw the worker never sees)."""
+draw the worker never sees), each one whose word order decides its
+translation (`_order_decides`)."""
+ADJECTIVES = frozenset(a[0] for a in toy_translation.ADJECTIVES)
+POOL = 6
+"""Unseen pairs drawn per held-out pair kept: about a third of the corpus's
+sentences have two adjectives, so 600 draws give 200 (189 to 218 measured
+on six draws)."""
 
 B, S, T, D, H, V_SRC, V_TGT = 3, 7, 5, 8, 2, 11, 13
 BOS, EOS = 1, 2
@@ -350,6 +357,16 @@ def run_capstone(m, modules, sources):
     }
 
 
+def _order_decides(source: str) -> bool:
+    """Whether word order alone tells how `source` translates: with two
+    adjectives or more, which noun each one describes, and whether it is an
+    attribute or the predicate ("the black boy is pretty" / "the pretty boy
+    is black"), shows in the order only. Trained as here and scored on 1,000
+    unseen pairs, the encoder without positional encoding reached BLEU 0.78
+    on such sentences (0.95 on the rest), the reference 0.999."""
+    return sum(word in ADJECTIVES for word in source.split()) >= 2
+
+
 @pytest.mark.points(12)
 def test_trains_to_held_out_bleu(parts_ok, rng):
     parts_ok()
@@ -357,7 +374,11 @@ def test_trains_to_held_out_bleu(parts_ok, rng):
     # grade`, fresh for each `--submission`): the worker gets the sources
     # only, and no split of m2t_data holds these pairs.
     draw = int(rng.integers(2**31))
-    held_out = m2t_data.unseen_translation_pairs(HELD_OUT, draw)
+    held_out = [
+        pair
+        for pair in m2t_data.unseen_translation_pairs(HELD_OUT * POOL, draw)
+        if _order_decides(pair[0])
+    ][:HELD_OUT]
     sources = [s for s, _ in held_out]
     got = run_capstone(MODULES, sources)
     translations = got["translations"]

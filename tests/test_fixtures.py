@@ -234,26 +234,37 @@ def test_a_key_names_the_reference_and_its_inputs_exactly():
 FIXTURES = sorted((ROOT / "graders" / "fixtures").glob("test_l*.json"))
 
 
-def _same(a, b) -> bool:
+REPRODUCIBLE = {"rtol": 1e-8, "atol": 1e-8}
+"""How near a float64 reference's output comes to its fixture on another
+machine: NumPy's SIMD paths differ in the last bit from one CPU to
+another, and centred differences divide that by their step (1e-6): up to
+4e-9 measured between the recording machine and an AMD EPYC. A changed
+reference moves its output far more; the checks judge at 1e-9 only
+float64 forward passes, which reproduce to 1e-15."""
+FLOAT32_REPRODUCIBLE = {"rtol": 1e-6, "atol": 1e-6}
+"""The same for Keras's own float32 layers (`keras_*` references): their
+rounding moves with the CPU's kernels and TensorFlow's build (4e-7
+measured); the checks judge them at 1e-5 (`F32`)."""
+
+
+def _same(a, b, tol: dict) -> bool:
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         a, b = np.asarray(a), np.asarray(b)
         if a.shape != b.shape or a.dtype.kind != b.dtype.kind:
             return False
         if a.dtype.kind == "f":
-            return bool(
-                np.allclose(a, b, rtol=1e-9, atol=1e-12, equal_nan=True)
-            )
+            return bool(np.allclose(a, b, equal_nan=True, **tol))
         return bool(np.array_equal(a, b))
     if isinstance(a, (list, tuple)):
         return (
             type(a) is type(b)
             and len(a) == len(b)
-            and all(_same(x, y) for x, y in zip(a, b, strict=True))
+            and all(_same(x, y, tol) for x, y in zip(a, b, strict=True))
         )
     if isinstance(a, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+        return a.keys() == b.keys() and all(_same(a[k], b[k], tol) for k in a)
     if isinstance(a, float) and isinstance(b, float):
-        return a == b or (np.isnan(a) and np.isnan(b)) or abs(a - b) < 1e-12
+        return bool(np.isclose(a, b, equal_nan=True, **tol))
     return a == b
 
 
@@ -292,7 +303,12 @@ def test_the_fixtures_are_what_the_references_give_now(path):
             continue
         assert fixtures.key(entry["name"], tuple(args), kwargs) == k
         expected = fixtures.from_tree(entry["output"], arrays, mistakes)
-        if not _same(fn(*args, **kwargs), expected):
+        tol = (
+            FLOAT32_REPRODUCIBLE
+            if qualname.startswith("keras_")
+            else (REPRODUCIBLE)
+        )
+        if not _same(fn(*args, **kwargs), expected, tol):
             stale.append(qualname)
         checked += 1
     assert checked > 0
