@@ -1,7 +1,7 @@
 """Per-lesson grading time, written to docs/grading-times.md.
 
     python -m benchmarks.grading_times                      # every lesson
-    python -m benchmarks.grading_times --lessons 16 18 --output -
+    python -m benchmarks.grading_times --lessons 16 18 --runs 5 --output -
 
 For each lesson, side by side: a bare `python -c "import tensorflow"`,
 then, in a fresh process, `m2t grade NN --impl DIR` on a copy of the
@@ -10,6 +10,8 @@ lesson's solution (the command line's own `main`: what a student's cold
 process a regrade after a save (what `m2t watch` costs once warm). CPU time
 (user + system) is the measure: on a shared machine wall time swings with
 the other jobs, so each row also gives the load average when it started.
+Each lesson is measured `--runs` times (3) and the medians reported: one
+pair's ratio swings by 15% from one run to the next here.
 Lessons without a solution or a grader are listed as missing; the
 capstones, whose grade trains, are measured in their own sections.
 """
@@ -101,25 +103,42 @@ def _timed(cmd: list[str]) -> tuple[float, float, str]:
     return wall, cpu, result.stdout
 
 
-def measure(lesson) -> dict | None:
+def measure(lesson, runs: int) -> dict | None:
     """The bare import, then the lesson's grade, one right after the
-    other (the same load on the machine for both)."""
-    load = os.getloadavg()[0]
-    _, import_cpu, _ = _timed([sys.executable, "-c", "import tensorflow"])
-    _, cpu, out = _timed(
-        [sys.executable, "-m", "benchmarks.grading_times", "--child"]
-        + [lesson.id]
+    other (the same load on the machine for both), `runs` times: the
+    medians of each figure, and of the ratio of each pair (single runs of
+    either swing by 15% on a shared machine)."""
+    samples = []
+    for _ in range(runs):
+        load = os.getloadavg()[0]
+        _, import_cpu, _ = _timed([sys.executable, "-c", "import tensorflow"])
+        _, cpu, out = _timed(
+            [sys.executable, "-m", "benchmarks.grading_times", "--child"]
+            + [lesson.id]
+        )
+        lines = [x for x in out.splitlines() if x.startswith("{")]
+        if not lines:
+            return None
+        data = json.loads(lines[-1])
+        # the whole process's CPU less the regrade: start-up and exit
+        # counted as for the bare import
+        cold = cpu - data["warm_cpu"]
+        data.update(
+            load=load,
+            import_cpu=import_cpu,
+            cold_cpu=cold,
+            ratio=cold / import_cpu,
+        )
+        samples.append(data)
+    out = dict(samples[-1])
+    for key in ("load", "import_cpu", "cold_cpu", "ratio", "warm_cpu"):
+        out[key] = statistics.median(d[key] for d in samples)
+    out["ratios"] = sorted(d["ratio"] for d in samples)
+    statuses = {d["status"] for d in samples} | {d["again"] for d in samples}
+    out["status"] = out["again"] = (
+        "passed" if statuses == {"passed"} else "failed"
     )
-    lines = [x for x in out.splitlines() if x.startswith("{")]
-    if not lines:
-        return None
-    data = json.loads(lines[-1])
-    # the whole process's CPU less the regrade: start-up and exit counted
-    # as for the bare import
-    data.update(
-        load=load, import_cpu=import_cpu, cold_cpu=cpu - data["warm_cpu"]
-    )
-    return data
+    return out
 
 
 def table(rows: list[tuple[object, dict | None, str]]) -> list[str]:
@@ -136,11 +155,14 @@ def table(rows: list[tuple[object, dict | None, str]]) -> list[str]:
         status = data["status"].replace("_", " ")
         if data["again"] != data["status"]:
             status += f", then {data['again']}"
-        ratio = data["cold_cpu"] / data["import_cpu"]
+        spread = data["ratios"]
+        ratio = f"{data['ratio']:.2f}x"
+        if len(spread) > 1:
+            ratio += f" ({spread[0]:.2f}-{spread[-1]:.2f})"
         out.append(
             f"| {lesson.tag} | {data['checks']} | {data['points']:g} "
             f"| {data['import_cpu']:.1f} s | {data['cold_cpu']:.1f} s "
-            f"| {ratio:.2f}x | {data['warm_cpu']:.1f} s "
+            f"| {ratio} | {data['warm_cpu']:.1f} s "
             f"| `{data['slowest'][:44]}` {data['slowest_s']:.1f} s "
             f"| {data['load']:.1f} | {status} |"
         )
@@ -152,6 +174,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lessons", nargs="*", help="ids (default: all)")
     parser.add_argument(
         "--output", default=str(DOC), help="markdown file, or - for stdout"
+    )
+    parser.add_argument(
+        "--runs", type=int, default=3, help="pairs per lesson (median)"
     )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -179,13 +204,13 @@ def main(argv: list[str] | None = None) -> int:
         elif not lesson.grader.exists():
             rows.append((lesson, None, "missing: no grader yet"))
         else:
-            data = measure(lesson)
+            data = measure(lesson, args.runs)
             rows.append((lesson, data, "" if data else "the grade crashed"))
         print(f"{lesson.tag} done", file=sys.stderr, flush=True)
     seconds = time.perf_counter() - start
     missing = [x.tag for x, data, _ in rows if data is None]
     measured = [data for _, data, _ in rows if data]
-    ratios = [d["cold_cpu"] / d["import_cpu"] for d in measured]
+    ratios = [d["ratio"] for d in measured]
     loads = [d["load"] for d in measured]
     summary = (
         f"Cold `m2t grade` took {min(ratios):.2f}x to {max(ratios):.2f}x "
@@ -204,8 +229,10 @@ def main(argv: list[str] | None = None) -> int:
         "process a regrade after a save (what `m2t watch` costs once warm; "
         "its first failing check shows sooner). CPU is user + system time: "
         "wall times swing with the load of other jobs on the machine, so "
-        "compare the CPU columns. *load* is the 1-minute load average when "
-        "the lesson's pair started. " + summary,
+        "compare the CPU columns. Each lesson's figures are the medians of "
+        f"{args.runs} such pairs, one after the other; *grade / import* is "
+        "the median of the pairs' ratios, the range in brackets. *load* is "
+        "the 1-minute load average when a pair started (median). " + summary,
         "",
         f"Machine: {platform.processor() or platform.machine()}, "
         f"{os.cpu_count()} cores, load average "

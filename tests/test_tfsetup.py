@@ -39,10 +39,13 @@ tf.random.set_seed = lambda seed: (clears.append(seed), set_seed(seed))[1]
 """
 
 
-def _run(script: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    """`script` in a fresh Python; `env` (default: ours, TensorFlow quiet)."""
+def _run(
+    script: str, env: dict | None = None, *args: str
+) -> subprocess.CompletedProcess:
+    """`script` in a fresh Python, with `args`; `env` (default: ours,
+    TensorFlow quiet)."""
     return subprocess.run(
-        [sys.executable, "-c", script],
+        [sys.executable, "-c", script, *args],
         cwd=ROOT,
         env=settings.quiet_env() if env is None else env,
         capture_output=True,
@@ -52,8 +55,8 @@ def _run(script: str, env: dict | None = None) -> subprocess.CompletedProcess:
     )
 
 
-def _json(script: str) -> dict:
-    result = _run(script)
+def _json(script: str, *args: str) -> dict:
+    result = _run(script, None, *args)
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(result.stdout.strip().splitlines()[-1])
 
@@ -142,3 +145,32 @@ def test_grading_imports_tensorflow_without_onednn_and_restores_the_env():
         {**env, "TF_ENABLE_ONEDNN_OPTS": "1"},
     )
     assert ONEDNN_ON in chosen.stderr
+
+
+NAMES = """
+import json, sys
+from pathlib import Path
+from m2t.grading import probe
+
+folder = Path(sys.argv[1])
+(folder / "l99_names.py").write_text(
+    "import keras\\n"
+    "TOP = keras.layers.Dense(3)  # made while the module loads\\n"
+    "def layers(n):\\n"
+    "    return [keras.layers.Dense(2).name for _ in range(n)]\\n"
+)
+runner = probe.InProcessRunner(folder)
+def ask(n):
+    return runner.run("l99_names", lambda m, n: m.layers(n), (n,), {})
+first = ask(1)
+ask(4)  # another check in between
+print(json.dumps({"first": first, "again": ask(1), "more": ask(2)}))
+"""
+
+
+def test_every_probe_names_its_layers_as_a_fresh_process_would(tmp_path):
+    out = _json(NAMES, str(tmp_path))
+    # "dense" is the module's own layer: a probe's first Dense comes next,
+    # whatever the checks before it made
+    assert out["first"] == out["again"] == ["dense_1"]
+    assert out["more"] == ["dense_1", "dense_2"]

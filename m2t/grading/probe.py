@@ -285,6 +285,7 @@ class InProcessRunner:
         self, module: str, fn: Callable[..., Any], args: tuple, kwargs: dict
     ) -> Any:
         tag = module.split("_", 1)[0]
+        names = tfsetup.name_counts()
         try:
             student = _impl.load(module, self.folder)
         except FileNotFoundError:
@@ -293,6 +294,7 @@ class InProcessRunner:
             ) from None
         except Exception as exc:  # a syntax error costs this lesson only
             raise explain_exception(exc, tag, self.folder) from None
+        tfsetup.fresh_names(student, names)
         seed_everything()
         try:
             result = fn(student, *args, **kwargs)

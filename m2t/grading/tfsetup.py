@@ -1,6 +1,7 @@
 """TensorFlow the way grading runs it: loaded once per process with the
-settings that suit a grader's many tiny ops, and seeded again before every
-probe without throwing away what TensorFlow has cached.
+settings that suit a grader's many tiny ops, and before every probe seeded
+again and Keras's layer names counted afresh (`fresh_names`), without
+throwing away what TensorFlow has cached.
 
 A grade runs thousands of ops on tensors of a few dozen numbers, where
 TensorFlow's cost per op, not the arithmetic, is what a student waits for.
@@ -28,6 +29,7 @@ Measured in docs/grading-times.md (`python -m benchmarks.grading_times`).
 
 from __future__ import annotations
 
+import collections
 import functools
 import os
 import random
@@ -146,3 +148,51 @@ def _reset_keras_seed(seed: int) -> bool:
     random.seed(seed)
     np.random.seed(seed)
     return True
+
+
+_loaded_names: dict[str, tuple[Any, dict[str, int]]] = {}
+"""Per student module (by its import name): the module object and the
+Keras names its loading took (`fresh_names`)."""
+
+
+def name_counts() -> dict[str, int] | None:
+    """A copy of Keras's layer-name counters (`dense` -> how many `dense*`
+    names were given), or None where this Keras keeps them elsewhere."""
+    try:
+        from keras.src.backend.common import global_state
+    except ImportError:  # pragma: no cover - another Keras layout
+        return None
+    counts = global_state.get_global_attribute("object_name_uids")
+    return dict(counts or {})
+
+
+def fresh_names(module: Any, before: dict[str, int] | None) -> None:
+    """Keras's layer-name counters as a fresh process has them right after
+    loading `module`: before every probe, so that its layers are named the
+    same whatever ran before it (`transformer_encoder_block/ffn/...`, not
+    `transformer_encoder_block_7/...` in one order of the checks and `_3`
+    in another, in the messages that name a weight), and so that the
+    kernels TensorFlow caches for variables of those names serve every
+    probe (a variable's name is part of its kernel's key: 0.4 ms each
+    otherwise). The names `module` took while it loaded (a layer made at
+    its top level) stay taken.
+
+    Args:
+        module: the student's module the probe runs on.
+        before: `name_counts()` just before the module was loaded (or
+            found loaded).
+    """
+    after = name_counts()
+    if before is None or after is None:
+        return
+    from keras.src.backend.common import global_state
+
+    name = getattr(module, "__name__", "")
+    seen = _loaded_names.get(name)
+    if seen is None or seen[0] is not module:  # loaded just now
+        taken = {k: n - before.get(k, 0) for k, n in after.items()}
+        seen = (module, {k: n for k, n in taken.items() if n > 0})
+        _loaded_names[name] = seen
+    global_state.set_global_attribute(
+        "object_name_uids", collections.defaultdict(int, seen[1])
+    )
