@@ -859,6 +859,14 @@ class Transformer(keras.Model):
             dtype=self.dtype_policy,
         )
 
+    def build(self, inputs_shape):
+        # Built part by part, as the blocks are: without a build of its own,
+        # Keras would first trace the whole model on symbolic inputs.
+        src_shape, valid_shape, dec_shape = inputs_shape
+        self.encoder.build(src_shape, valid_shape)
+        enc_shape = (*src_shape, self.num_hiddens)
+        self.decoder.build(dec_shape, enc_shape, valid_shape)
+
     def call(self, inputs, training=None):
         src, src_valid_len, dec_input = inputs
         enc_outputs = self.encoder(src, src_valid_len, training=training)
