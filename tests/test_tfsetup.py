@@ -61,13 +61,20 @@ def _json(script: str, *args: str) -> dict:
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
+WANT = (
+    DRAWS
+    + """
+keras.utils.set_random_seed(7)
+want = draws()  # what a fresh process draws after set_random_seed(7)
+probe.configure_tensorflow()
+"""
+)
+
+
 def test_each_probe_starts_from_the_same_random_state_as_set_random_seed():
     out = _json(
-        DRAWS
+        WANT
         + """
-keras.utils.set_random_seed(7)
-want = draws()
-probe.configure_tensorflow()
 got = []
 for _ in range(3):  # the stateful draw moves TensorFlow's state each time
     probe.seed_everything(7)
@@ -109,11 +116,8 @@ print(json.dumps({"first": first, "kept": kept, "again": again,
 
 def test_a_seed_reset_after_the_students_own_seed_is_a_full_one():
     out = _json(
-        DRAWS
+        WANT
         + """
-keras.utils.set_random_seed(7)
-want = draws()
-probe.configure_tensorflow()
 probe.seed_everything(7)
 keras.random.normal((3,))  # nothing stateful: the quick path stays open
 tf.random.set_seed(3)  # as a student's code might

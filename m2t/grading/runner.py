@@ -320,7 +320,7 @@ def grade(
         costs=load_costs() if not sandbox else None,
         focus=focus,
     )
-    if files and not sandbox:  # before pytest, so its gc.freeze covers it
+    if files and not sandbox:  # before pytest: what it imports is frozen
         tfsetup.load()
     if files:
         args = pytest_args(
