@@ -366,9 +366,20 @@ def test_workers_killed_apart_resume_from_the_epoch_both_finished(tmp_path):
 # -- a run killed with SIGKILL in the middle of an epoch --------------------
 
 
-def kill_mid_epoch(args: list[str], out: Path, after: float) -> int:
-    """Start `m2t train ARGS --out OUT`, SIGKILL it `after` seconds after
-    its first backup appears; the epoch that backup holds."""
+def _backup_epoch(state: Path) -> int | None:
+    """The epoch the run's backup holds (None while there is none, or while
+    it is being written)."""
+    try:
+        return json.loads(state.read_text())["epoch"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def kill_mid_epoch(args: list[str], out: Path) -> int:
+    """Start `m2t train ARGS --out OUT` and SIGKILL it halfway through its
+    third epoch: half the second epoch's time after the backup of epoch 2
+    appears (a fixed delay lets a fast machine finish the run first). The
+    epoch the last backup holds."""
     state = out / "backup" / "state.json"
     run = subprocess.Popen(
         m2t_train(*args, "--out", str(out)),
@@ -378,13 +389,20 @@ def kill_mid_epoch(args: list[str], out: Path, after: float) -> int:
         stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 240
+    seen: dict[int, float] = {}  # epoch -> when its backup was first seen
     try:
-        while not state.exists() and time.monotonic() < deadline:
+        while time.monotonic() < deadline:
             if run.poll() is not None:
                 pytest.fail(f"the run ended (rc {run.returncode}) too early")
-            time.sleep(0.02)
-        assert state.exists(), "no backup within 240 s"
-        time.sleep(after)
+            epoch = _backup_epoch(state)
+            if epoch is not None:
+                seen.setdefault(epoch, time.monotonic())
+                if epoch >= 2:
+                    break
+            time.sleep(0.005)
+        assert seen and max(seen) >= 2, f"backups within 240 s: {seen}"
+        if 1 in seen and 2 in seen:
+            time.sleep((seen[2] - seen[1]) / 2)
         run.send_signal(signal.SIGKILL)
     finally:
         if run.poll() is None:
@@ -395,7 +413,7 @@ def kill_mid_epoch(args: list[str], out: Path, after: float) -> int:
     return json.loads(state.read_text())["epoch"]
 
 
-# Epochs of 40 steps, with dropout: the kill lands inside epoch 2 or 3.
+# Epochs of 40 steps, with dropout: the kill lands inside epoch 3.
 KILLED = {
     "transformer": ["--set", "num_examples=640", "--set", "max_steps=40"],
     "alexnet": ["--set", "examples=640", "--set", "max_steps=40"],
@@ -407,7 +425,7 @@ def test_a_run_killed_mid_epoch_resumes_to_the_same_weights(model, tmp_path):
     args = [model, "--smoke", "--epochs", "4", *KILLED[model]]
     args += ["--verbose", "0"]
     out = tmp_path / "killed"
-    saved = kill_mid_epoch(args, out, after=0.5)
+    saved = kill_mid_epoch(args, out)
     assert 1 <= saved < 4
 
     again = subprocess.run(

@@ -442,6 +442,25 @@ def test_the_readmes_transformer_translates_every_held_out_pair(tmp_path):
     assert "bleu_by_length.png" not in report["plots"]
 
 
+def test_the_by_length_picture_is_drawn_only_where_its_bars_differ(tmp_path):
+    from training.translation import _bleu_by_length
+
+    # 60 sentences of each of 5 lengths; two imperfect translations, as the
+    # Transformer gives on some CPUs: every bar within 0.05, no picture
+    english = [" ".join(["w"] * n) for n in range(4, 9) for _ in range(60)]
+    scores = [1.0] * 300
+    scores[10], scores[70] = 0.6, 0.8
+    exact = [s == 1.0 for s in scores]
+    assert _bleu_by_length(english, scores, exact, "t", tmp_path) is None
+    # longer sentences translated worse: the picture shows it
+    worse = [1.0 - 0.1 * (len(e.split()) - 4) for e in english]
+    exact = [s == 1.0 for s in worse]
+    assert _bleu_by_length(english, worse, exact, "t", tmp_path) == (
+        "bleu_by_length.png"
+    )
+    assert (tmp_path / "bleu_by_length.png").stat().st_size > 5000
+
+
 # -- the quick setting: an image model seen to learn -------------------------
 
 
