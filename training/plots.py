@@ -180,3 +180,35 @@ def save(fig, path: str | os.PathLike) -> Path:
     """Save and close a figure from `figure`."""
     fig.tight_layout()
     return _save(fig, path)
+
+
+def shares_by_group(
+    groups: Sequence[str],
+    series: dict[str, Sequence[float]],
+    counts: Sequence[int],
+    *,
+    xlabel: str,
+    title: str,
+    path: str | os.PathLike,
+) -> Path:
+    """Two series of values in [0, 1] (a mean score, a share) as pairs of
+    bars, one pair per group, each group's count above it."""
+    fig, ax = figure(6.4, 3.4)
+    at = np.arange(len(groups))
+    colours = ("tab:blue", "tab:orange")
+    for k, ((label, values), colour) in enumerate(
+        zip(series.items(), colours, strict=True)
+    ):
+        bars = ax.bar(
+            at - 0.2 + 0.4 * k, values, 0.4, color=colour, label=label
+        )
+        if k == 0:
+            for bar, count in zip(bars, counts, strict=True):
+                x = bar.get_x() + bar.get_width()
+                ax.text(x, 1.02, f"n={count}", ha="center", fontsize=7)
+    ax.set_xticks(at, list(groups))
+    ax.set(xlabel=xlabel, ylim=(0, 1.3), title=title)
+    ax.set_yticks(np.linspace(0, 1, 6))
+    ax.legend(fontsize=8, loc="upper right", ncol=2)  # above the bars
+    ax.grid(axis="y", alpha=0.3)
+    return save(fig, path)

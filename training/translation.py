@@ -422,28 +422,14 @@ def _bleu_by_length(english, scores, exact, name, out: Path) -> str | None:
     exacts = [exact[lengths == n].mean() for n in sizes]
     if max(np.ptp(means), np.ptp(exacts)) < BARS_APART:
         return None
-    counts = [int((lengths == n).sum()) for n in sizes]
-    fig, ax = plots.figure(6.4, 3.4)
-    at = np.arange(len(sizes))
-    bars = ax.bar(at - 0.2, means, 0.4, color="tab:blue", label="mean BLEU")
-    ax.bar(at + 0.2, exacts, 0.4, color="tab:orange", label="exact share")
-    for bar, count in zip(bars, counts, strict=True):
-        ax.text(
-            bar.get_x() + bar.get_width(),
-            1.02,
-            f"n={count}",
-            ha="center",
-            fontsize=7,
-        )
-    ax.set_xticks(at, [str(n) for n in sizes])
-    ax.set(
+    return plots.shares_by_group(
+        [str(n) for n in sizes],
+        {"mean BLEU": means, "exact share": exacts},
+        [int((lengths == n).sum()) for n in sizes],
         xlabel="source length (words, punctuation included)",
-        ylim=(0, 1.12),
         title=f"{name}: held-out translations by length",
-    )
-    ax.legend(fontsize=8, loc="lower left")
-    ax.grid(axis="y", alpha=0.3)
-    return plots.save(fig, out / "bleu_by_length.png").name
+        path=out / "bleu_by_length.png",
+    ).name
 
 
 def _attention_maps(
