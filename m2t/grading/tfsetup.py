@@ -182,14 +182,14 @@ def fresh_names(module: Any, before: dict[str, int] | None) -> None:
         before: `name_counts()` just before the module was loaded (or
             found loaded).
     """
-    after = name_counts()
-    if before is None or after is None:
+    if before is None:  # a Keras that keeps its counters elsewhere
         return
     from keras.src.backend.common import global_state
 
     name = getattr(module, "__name__", "")
     seen = _loaded_names.get(name)
     if seen is None or seen[0] is not module:  # loaded just now
+        after = name_counts() or {}
         taken = {k: n - before.get(k, 0) for k, n in after.items()}
         seen = (module, {k: n for k, n in taken.items() if n > 0})
         _loaded_names[name] = seen
