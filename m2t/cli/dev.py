@@ -291,6 +291,30 @@ def _release(sub: argparse._SubParsersAction, text: str) -> None:
     rel.set_defaults(func=cmd_release)
 
 
+def cmd_merge_grades(args: argparse.Namespace) -> int:
+    from m2t.grading import roster
+
+    graded, everyone = roster.merge_into(
+        [Path(x) for x in args.folders], Path(args.out)
+    )
+    print(
+        f"merged {len(args.folders)} shard(s): {graded} of {everyone} "
+        f"students graded: {Path(args.out) / 'gradebook.csv'}"
+    )
+    return 0 if graded == everyone else 1
+
+
+def _merge_grades(sub: argparse._SubParsersAction, text: str) -> None:
+    merge = sub.add_parser("merge-grades", help=text)
+    merge.add_argument(
+        "folders", nargs="+", help=i18n.text("help.merge_grades.folders")
+    )
+    merge.add_argument(
+        "--out", required=True, help=i18n.text("help.merge_grades.out")
+    )
+    merge.set_defaults(func=cmd_merge_grades)
+
+
 def _new_lesson(sub: argparse._SubParsersAction, text: str) -> None:
     new = sub.add_parser("new-lesson", help=text)
     new.add_argument("number", help=i18n.text("help.new_lesson.number"))
@@ -307,6 +331,7 @@ COMMANDS: dict[str, Callable] = {
     "make-fixtures": _make_fixtures,
     "release": _release,
     "new-lesson": _new_lesson,
+    "merge-grades": _merge_grades,
 }
 """The authoring commands: name -> adds its parser (its help: m2t/messages
 `help.dev.<name>`, dashes as underscores)."""

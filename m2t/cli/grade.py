@@ -161,6 +161,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     grade.add_argument("--roster", help=say("roster"))
     grade.add_argument("-j", "--jobs", type=int, default=1, help=say("jobs"))
     grade.add_argument("--out", help=say("out"))
+    grade.add_argument("--shard", metavar="I/N", help=say("shard"))
     grade.add_argument(
         "--allow-weaker-sandbox",
         action="store_true",

@@ -24,9 +24,11 @@ from __future__ import annotations
 import argparse
 import csv
 import ctypes
+import glob
 import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -41,6 +43,7 @@ from m2t import ROOT
 from m2t import curriculum
 from m2t import settings
 from m2t.grading import classreport
+from m2t.grading import shards
 from m2t.grading import submission
 
 POLL_SECONDS = 0.2
@@ -227,14 +230,16 @@ def grade_roster(
     allow_weaker_sandbox: bool = False,
     echo=print,
     seed: int | None = None,
+    shard: tuple[int, int] | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """Grade every submission of `roster` not graded yet, `jobs` at once,
     each on a fresh seed of its own (`submission.fresh_seed`), or all on
-    `seed` when it is given.
+    `seed` when it is given; only shard (I, N)'s students when `shard` is
+    given (`m2t.grading.shards`).
 
     Returns:
         (the records of the graded students in roster order, {student:
-        why not graded} for the others).
+        why not graded} for the others, in roster order).
 
     Raises:
         ValueError: `jobs` < 1, or a bad roster (see `read`).
@@ -249,6 +254,8 @@ def grade_roster(
         for name, path in read(roster).items()
         if Path(path).resolve() != here
     }
+    if shard is not None:
+        students = shards.pick(students, shard)
     folder = Path(out) / "students"
     folder.mkdir(parents=True, exist_ok=True)
     tags = [x.tag for x in lessons]
@@ -264,8 +271,9 @@ def grade_roster(
             and (seed is None or rec.get("seed") == seed)
         ):
             todo.append(name)
+    part = f" (shard {shard[0]}/{shard[1]})" if shard else ""
     echo(
-        f"roster {roster}: {len(students)} submissions, "
+        f"roster {roster}{part}: {len(students)} submissions, "
         f"{len(students) - len(todo)} already graded, grading {len(todo)} "
         f"with -j {jobs}"
     )
@@ -357,7 +365,9 @@ def grade_roster(
             records.append(rec)
         elif name not in failed:
             failed[name] = "no record"
-    return records, failed
+    # roster order, not the order the children ended in: the gradebook of
+    # one run and of merged shards are the same bytes
+    return records, {name: failed[name] for name in students if name in failed}
 
 
 def _last_line(log: Path) -> str:
@@ -381,6 +391,41 @@ def write_report(
     return report
 
 
+def merge_into(outs: Sequence[Path], final: Path) -> tuple[int, int]:
+    """`m2t dev merge-grades`: the shards `outs` merged into `final`: the
+    students' records and results, gradebook.csv, class-report.md and
+    class-report.png, as one run over the whole roster writes them.
+
+    Returns:
+        (students graded, students in the roster).
+
+    Raises:
+        ValueError: as `shards.merge`, or naming the shard folder and the
+            student whose record is missing.
+    """
+    names, graded, failed = shards.merge(outs)
+    folder = Path(final) / "students"
+    folder.mkdir(parents=True, exist_ok=True)
+    records = []
+    for name, out in graded.items():
+        path = Path(out) / "students" / f"{slug(name)}.json"
+        rec = load(path)
+        if rec is None:
+            raise ValueError(
+                f"{str(out)!r}: no record for {name!r} ({path.name}); grade "
+                "that shard again"
+            )
+        records.append(rec)
+        for part in Path(out, "students").glob(f"{glob.escape(slug(name))}.*"):
+            if not part.name.endswith(".tmp"):
+                shutil.copy2(part, folder / part.name)
+    write_report(Path(final), records, failed)
+    shards.write_manifest(
+        final, names, (1, 1), shards.lessons_of(outs[0]), failed
+    )
+    return len(records), len(names)
+
+
 def main(args: argparse.Namespace, lessons: Sequence[curriculum.Lesson]) -> int:
     """`m2t grade --roster`: 0 when every submission was graded, 1 when
     some could not be, 2 when untrusted code may not be graded here."""
@@ -392,6 +437,7 @@ def main(args: argparse.Namespace, lessons: Sequence[curriculum.Lesson]) -> int:
         return 2
     roster = Path(args.roster)
     out = Path(args.out) if args.out else default_out(roster)
+    shard = shards.parse(args.shard) if getattr(args, "shard", None) else None
     start = time.perf_counter()
     try:
         records, failed = grade_roster(
@@ -403,6 +449,7 @@ def main(args: argparse.Namespace, lessons: Sequence[curriculum.Lesson]) -> int:
             lesson_timeout=args.lesson_timeout,
             allow_weaker_sandbox=args.allow_weaker_sandbox,
             seed=args.seed,
+            shard=shard,
         )
     except KeyboardInterrupt:
         print(
@@ -412,6 +459,12 @@ def main(args: argparse.Namespace, lessons: Sequence[curriculum.Lesson]) -> int:
         )
         return 130
     report = write_report(out, records, failed)
+    everyone = [
+        n for n, p in read(roster).items() if p.resolve() != out.resolve()
+    ]
+    shards.write_manifest(
+        out, everyone, shard or (1, 1), [x.tag for x in lessons], failed
+    )
     print()
     print(classreport.markdown(report), end="")
     print(
