@@ -119,11 +119,12 @@ def merge(
     """
     if not outs:
         raise ValueError("merge-grades: name the shards' output folders")
-    manifests = {Path(o): _manifest(Path(o)) for o in outs}
-    first_out, first = next(iter(manifests.items()))
+    listed = [(Path(o), _manifest(Path(o))) for o in outs]
+    manifests = dict(listed)
+    first_out, first = listed[0]
     count = first["shard"][1]
     seen: dict[int, Path] = {}
-    for out, m in manifests.items():
+    for out, m in listed:
         for key in ("roster", "lessons"):
             if m[key] != first[key]:
                 raise ValueError(
