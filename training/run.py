@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from . import recipes
+from . import writer
 from .settings import FLAGS
 from .settings import check as check_setting
 
@@ -62,9 +63,25 @@ def default_out(model: str, data: str) -> Path:
     return Path("runs") / f"{model}-{data}"
 
 
-def train(options: Options) -> dict:
-    """Train one model; returns the report (written by the chief)."""
-    started = time.perf_counter()
+@dataclass
+class Plan:
+    """What `plan` settled before TensorFlow is imported."""
+
+    recipe: Any
+    settings: dict
+    out: Path
+    report: dict | None = None
+    """A finished run's report, when --resume finds nothing to do."""
+
+
+def plan(options: Options) -> Plan:
+    """Check everything that needs no TensorFlow: the recipe, every
+    setting, the output folder (finished? another live writer?), and lock
+    the folder this process writes (`training.writer`).
+
+    Raises:
+        ValueError: naming the flag and the value, first of all.
+    """
     recipe = recipes.get(options.model)
     if recipe.missing():
         raise ValueError(
@@ -81,11 +98,23 @@ def train(options: Options) -> dict:
                     f"resume: {out} holds a finished run ({finished}): "
                     "nothing to resume (--overwrite trains it again)"
                 )
-            return json.loads((out / "report.json").read_text("utf-8"))
+            report = json.loads((out / "report.json").read_text("utf-8"))
+            return Plan(recipe, settings, out, report)
         raise ValueError(
             f"{out} holds a finished run ({finished}): pass --overwrite to "
             "train it again, or choose another --out"
         )
+    writer.hold(out, writer.config_from_env())
+    return Plan(recipe, settings, out)
+
+
+def train(options: Options, planned: Plan | None = None) -> dict:
+    """Train one model; returns the report (written by the chief)."""
+    started = time.perf_counter()
+    planned = planned or plan(options)
+    if planned.report is not None:
+        return planned.report
+    recipe, settings = planned.recipe, planned.settings
     # The strategy first: the multi-worker one sets up the cluster before
     # anything else touches TensorFlow's devices.
     from . import strategy as strategies

@@ -36,9 +36,6 @@ def cmd_train(args: argparse.Namespace) -> int:
     if not args.model:
         raise ValueError("name a model to train, or pass --list")
     settings = dict(_setting(text) for text in args.set)
-    with quiet_native_stderr(True):  # TensorFlow's C++ start-up lines
-        import keras  # noqa: F401
-        import tensorflow  # noqa: F401
     options = run.Options(
         model=args.model,
         data=args.data,
@@ -58,8 +55,14 @@ def cmd_train(args: argparse.Namespace) -> int:
         cpu_replicas=args.cpu_replicas,
         overwrite=args.overwrite,
     )
+    # Every setting checked and --out locked before TensorFlow's import
+    # (seconds of CPU), so a bad flag or a busy folder is refused at once.
+    planned = run.plan(options)
+    with quiet_native_stderr(True):  # TensorFlow's C++ start-up lines
+        import keras  # noqa: F401
+        import tensorflow  # noqa: F401
     try:
-        run.train(options)
+        run.train(options, planned)
     except FileNotFoundError as exc:  # e.g. Fashion-MNIST not prepared
         print(f"m2t train: {exc}", file=sys.stderr)
         return 2
