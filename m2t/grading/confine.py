@@ -8,9 +8,12 @@
   of the machine; and every process it starts dies with it (the PID
   namespace ends when its first process does).
 * `unprivileged`: the worker never runs as root. Where the grader is root,
-  the worker drops to a uid and gid of its own (`WORKER_UIDS`) before it
-  loads anything of the student's; otherwise it keeps the grader's own
-  (unprivileged) uid.
+  the worker runs as a uid and gid of its own (`WORKER_UIDS`), with no
+  supplementary group: inside bubblewrap it drops root itself before it
+  loads anything of the student's; without namespaces the child switches
+  before it executes Python. Every process of that uid is killed when the
+  worker is closed (`reap`), in whatever session it put itself. Otherwise
+  the worker keeps the grader's own (unprivileged) uid.
 * `landlock`: Linux Landlock (`m2t.grading.landlock`) limits its reads and
   writes to named trees, forbids TCP, and scopes its signals, ptrace and
   abstract unix sockets to itself.
@@ -21,7 +24,9 @@
 
 Resource limits (address space, processes, file size, core dumps, temp
 space) are always set. Where a layer is unavailable, `missing_layers` says
-which and why, and the grader refuses unless told to grade anyway.
+which and why, and the grader refuses unless told to grade anyway; even
+then, `short_of_minimum` names what a grade of record never goes without
+(`MINIMUM`), which the Gradescope bundle enforces.
 """
 
 from __future__ import annotations
@@ -145,12 +150,14 @@ def missing_layers() -> dict[str, str]:
     why = "namespaces" not in missing and _namespaces_unavailable()
     if why:
         missing["namespaces"] = why
-    if "namespaces" in missing and grader_is_root():
-        missing.setdefault(
-            "unprivileged",
-            "the grader runs as root and drops to a worker's own uid only "
-            "inside bubblewrap's namespaces",
-        )
+    why = (
+        "unprivileged" not in missing
+        and "namespaces" in missing
+        and grader_is_root()
+        and _uid_switch_unavailable()
+    )
+    if why:
+        missing["unprivileged"] = why
     if landlock.abi_version() == 0:
         missing["landlock"] = "the kernel has no Landlock (Linux 5.13+)"
     try:
@@ -181,6 +188,112 @@ def _namespaces_unavailable() -> str:
         last = (done.stderr.strip().splitlines() or ["no message"])[-1]
         return f"bubblewrap cannot create namespaces here: {last[:200]}"
     return ""
+
+
+def _uid_switch_unavailable() -> str:
+    """Why a root grader cannot start a process as a worker's uid ('' if
+    it can): a container without CAP_SETUID/CAP_SETGID."""
+    uid = WORKER_UIDS[-1]
+    try:
+        done = subprocess.run(
+            [sys.executable, "-I", "-S", "-c", "pass"],
+            capture_output=True,
+            timeout=settings.LAYER_PROBE_TIMEOUT,
+            **as_worker(uid),
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"the grader cannot switch to uid {uid} ({exc})"
+    if done.returncode != 0:
+        last = done.stderr.decode(errors="replace").strip() or "no message"
+        return f"a process as uid {uid} did not run: {last[-200:]}"
+    return ""
+
+
+def as_worker(uid: int) -> dict[str, Any]:
+    """`subprocess.Popen`'s arguments that start the child as `uid` (gid
+    `uid`, no supplementary group), switched in the child before it
+    executes anything.
+
+    Raises:
+        ValueError: `uid` is 0.
+    """
+    if uid == 0:
+        raise ValueError(f"uid={uid}: a worker never runs as root")
+    return {"user": uid, "group": uid, "extra_groups": []}
+
+
+def reap(uid: int) -> None:
+    """Kill every process of `uid` (a worker's own): a child that becomes
+    `uid` sends SIGKILL to every process it may signal (kill(-1)), which is
+    every process of that uid and nothing else, whatever session or process
+    group they put themselves in; repeated until none is left.
+
+    Raises:
+        ValueError: `uid` is 0 or the grader's own.
+    """
+    if uid in (0, os.getuid()):
+        raise ValueError(f"uid={uid}: not a worker's own uid")
+    kill = "import os\ntry: os.kill(-1, 9)\nexcept OSError: pass"
+    for _ in range(10):
+        if not processes_of(uid):
+            return
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            subprocess.run(
+                [sys.executable, "-I", "-S", "-c", kill],
+                env={},
+                capture_output=True,
+                timeout=settings.LAYER_PROBE_TIMEOUT,
+                **as_worker(uid),
+            )
+
+
+def processes_of(uid: int) -> list[int]:
+    """The pids of the processes whose real uid is `uid`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            for line in Path(f"/proc/{entry}/status").read_text().splitlines():
+                if line.startswith("Uid:"):
+                    if int(line.split()[1]) == uid:
+                        found.append(int(entry))
+                    break
+    return found
+
+
+def reap_workers() -> list[int]:
+    """Kill every process of any uid of `WORKER_UIDS` (what a grade that
+    was itself killed left behind); returns those uids. Root only."""
+    uids = set()
+    for entry in os.listdir("/proc"):
+        with contextlib.suppress(OSError):
+            uid = os.stat(f"/proc/{entry}").st_uid
+            if uid in WORKER_UIDS:
+                uids.add(uid)
+    for uid in sorted(uids):
+        reap(uid)
+    return sorted(uids)
+
+
+MINIMUM = ("unprivileged", ("namespaces", "landlock"))
+"""What a grade of record never goes without, however weak the machine:
+the worker's own non-root uid, and its files confined by at least one of
+namespaces or Landlock (the uid alone leaves it every world-readable file
+and world-writable folder of the machine)."""
+
+
+def short_of_minimum(missing: dict[str, str]) -> list[str]:
+    """The parts of `MINIMUM` that `missing` (`missing_layers()`) lacks,
+    each as `layer: why` ('a or b: why; why'); empty when the minimum is
+    there."""
+    short = []
+    for need in MINIMUM:
+        options = (need,) if isinstance(need, str) else need
+        if all(layer in missing for layer in options):
+            why = "; ".join(missing[layer] for layer in options)
+            short.append(f"{' or '.join(options)}: {why}")
+    return short
 
 
 def python_trees(exclude: str | None = None) -> list[str]:
@@ -251,18 +364,50 @@ def bwrap_argv(
     return argv
 
 
-def free_uid() -> int:
-    """A uid of `WORKER_UIDS` that no process has now."""
-    import random
+CLAIMS = Path("/tmp/m2t-worker-uids")
+"""Where a root grader claims a worker's uid: a file per uid, locked
+(flock) while that worker lives, so grades side by side (a roster's `-j`)
+never share one, and a claim dies with the process that held it."""
 
+
+def claim_uid() -> tuple[int, int]:
+    """A uid of `WORKER_UIDS` that no process has and no other grader has
+    claimed: (uid, the claim's descriptor; close it to release).
+
+    Raises:
+        OSError: the claims' folder is not a folder of the grader's own.
+    """
+    import fcntl
+    import random
+    import stat
+
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(CLAIMS, 0o700)
+    info = os.lstat(CLAIMS)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
+        raise OSError(f"{CLAIMS}: not a folder of uid {os.geteuid()}")
     taken = set()
     for entry in os.listdir("/proc"):
         with contextlib.suppress(OSError):
             taken.add(os.stat(f"/proc/{entry}").st_uid)
     while True:
         uid = random.choice(WORKER_UIDS)
-        if uid not in taken:
-            return uid
+        if uid in taken:
+            continue
+        fd = os.open(
+            CLAIMS / str(uid), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600
+        )
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            taken.add(uid)
+            continue
+        if processes_of(uid):  # a worker whose grader died: not yet reaped
+            os.close(fd)
+            taken.add(uid)
+            continue
+        return uid, fd
 
 
 def process_limit(uid: int) -> int:
@@ -298,6 +443,15 @@ def describe(missing: dict[str, str]) -> list[str]:
 
 
 # ------------------------------------------------------ inside the worker
+def no_new_privileges() -> None:
+    """Set PR_SET_NO_NEW_PRIVS (inherited, irreversible): no set-user-id
+    program or file capability raises the worker's privileges again."""
+    import ctypes
+
+    if ctypes.CDLL(None, use_errno=True).prctl(38, 1, 0, 0, 0):
+        raise OSError(ctypes.get_errno(), "prctl(NO_NEW_PRIVS) failed")
+
+
 def drop_root(uid: int) -> None:
     """Where the worker started as root (inside bubblewrap): become `uid`
     (and gid `uid`) for good; setuid from root to another uid clears every

@@ -68,6 +68,11 @@ def copy_trusted(dest: Path) -> Path:
     the repository meanwhile."""
     strip.stripped_copy(ROOT, dest, TRUSTED)
     shutil.copy(ROOT / "curriculum.toml", dest / "curriculum.toml")
+    # readable by a worker of another uid, writable by none, whatever
+    # modes the repository has (the Gradescope bundle locks its own)
+    for path in [dest, *dest.rglob("*")]:
+        if not path.is_symlink():
+            path.chmod(0o755 if path.is_dir() else 0o644)
     return dest
 
 
@@ -111,6 +116,7 @@ class SandboxRunner:
             raise SandboxError(describe_missing(missing))
         self.weaker = set(missing) if allow_weaker else set()
         self.home = Path(tempfile.mkdtemp(prefix="m2t-judge-"))
+        self.home.chmod(0o711)  # a worker of another uid reaches code/
         self.code = (
             copy_trusted(self.home / "code") if code is None else Path(code)
         )

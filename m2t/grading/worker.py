@@ -70,8 +70,22 @@ class Worker:
         env = {k: v for k, v in env.items() if v}
         missing = confine.missing_layers()
         namespaces = "namespaces" not in missing
-        drop = namespaces and confine.grader_is_root()
-        uid = confine.free_uid() if drop else os.getuid()
+        # A root grader's worker runs as a uid of its own: inside bubblewrap
+        # it drops root itself; without namespaces the child switches before
+        # it executes Python.
+        drop = confine.grader_is_root() and "unprivileged" not in missing
+        self.uid, self.claim = (
+            confine.claim_uid() if drop else (os.getuid(), None)
+        )
+        uid = self.uid
+        switch: dict[str, Any] = {}
+        if drop and not namespaces:
+            switch = confine.as_worker(uid)
+            # its folder: reachable (not listable) by the worker, which
+            # writes only in tmp (its own)
+            self.home.chmod(0o711)
+            os.chown(tmp, uid, uid)
+            tmp.chmod(0o700)
         command = [
             sys.executable,
             "-I",
@@ -84,7 +98,7 @@ class Worker:
             str(memory_mb),
             str(confine.process_limit(uid)),
             str(ROOT),
-            str(uid) if drop else "keep",
+            str(uid) if drop and namespaces else "keep",
             ",".join(
                 layer for layer in ("landlock", "seccomp") if layer in missing
             ),
@@ -97,7 +111,10 @@ class Worker:
                 str(folder),
             ]
             argv = confine.bwrap_argv(
-                str(confine.bwrap_path()), ro=trees, tmp=str(tmp), drop=drop
+                str(confine.bwrap_path()),
+                ro=trees,
+                tmp=str(tmp),
+                drop=confine.grader_is_root(),
             )
             for key, value in env.items():
                 argv += ["--setenv", key, value]
@@ -111,6 +128,7 @@ class Worker:
             cwd=tmp,
             env=env,
             start_new_session=True,
+            **switch,
         )
         self.weaker = weaker
 
@@ -136,13 +154,18 @@ class Worker:
         self.ready = True
 
     def close(self) -> None:
-        """Stop the worker and everything it started (its PID namespace
-        ends with it; without namespaces, its process group)."""
+        """Stop the worker and everything it started: its session, its
+        PID namespace where it has one, and every process of its own uid
+        (a daemon in a session of its own included)."""
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
         self.proc.wait()
+        if self.claim is not None:
+            confine.reap(self.uid)
+            os.close(self.claim)
+            self.claim = None
         for stream in (self.proc.stdin, self.proc.stdout):
             with contextlib.suppress(OSError):
                 stream.close()
@@ -171,6 +194,7 @@ def worker_main() -> None:
     code, folder, tmp, memory_mb, nproc, repo, drop, skip = sys.argv[1:9]
     if drop != "keep":  # root inside bubblewrap: a uid of its own first
         confine.drop_root(int(drop))
+    confine.no_new_privileges()  # no set-user-id program makes it root
     proto_in = os.fdopen(os.dup(0), "rb", buffering=0)
     proto_out = os.fdopen(os.dup(1), "wb", buffering=0)
     devnull = os.open(os.devnull, os.O_RDWR)
