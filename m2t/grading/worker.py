@@ -29,6 +29,7 @@ from m2t import ROOT
 from m2t import i18n
 from m2t import settings
 from m2t.grading import confine
+from m2t.grading import uids
 from m2t.grading.frames import encode
 from m2t.grading.frames import recv
 from m2t.grading.frames import send
@@ -74,13 +75,11 @@ class Worker:
         # it drops root itself; without namespaces the child switches before
         # it executes Python.
         drop = confine.grader_is_root() and "unprivileged" not in missing
-        self.uid, self.claim = (
-            confine.claim_uid() if drop else (os.getuid(), None)
-        )
+        self.uid, self.claim = uids.claim_uid() if drop else (os.getuid(), None)
         uid = self.uid
         switch: dict[str, Any] = {}
         if drop and not namespaces:
-            switch = confine.as_worker(uid)
+            switch = uids.as_worker(uid)
             # its folder: reachable (not listable) by the worker, which
             # writes only in tmp (its own)
             self.home.chmod(0o711)
@@ -96,7 +95,7 @@ class Worker:
             str(folder),
             str(tmp),
             str(memory_mb),
-            str(confine.process_limit(uid)),
+            str(uids.process_limit(uid)),
             str(ROOT),
             str(uid) if drop and namespaces else "keep",
             ",".join(
@@ -163,7 +162,7 @@ class Worker:
             pass
         self.proc.wait()
         if self.claim is not None:
-            confine.reap(self.uid)
+            uids.reap(self.uid)
             os.close(self.claim)
             self.claim = None
         for stream in (self.proc.stdin, self.proc.stdout):
