@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -56,11 +57,17 @@ def machine() -> dict:
     return info
 
 
-def run_cases(args: argparse.Namespace) -> list[dict]:
+def run_cases(
+    args: argparse.Namespace,
+    records: list[dict] | None = None,
+    save: Callable[[], None] = lambda: None,
+) -> list[dict]:
+    """Time every case, appending each record to `records` and calling
+    `save` after each, so a stopped run keeps the cases it finished."""
     from benchmarks import cases as cases_module
     from benchmarks.timing import compare
 
-    records = []
+    records = [] if records is None else records
     for case in cases_module.cases(smoke=args.smoke):
         if args.only and not any(case.name.startswith(o) for o in args.only):
             continue
@@ -73,6 +80,7 @@ def run_cases(args: argparse.Namespace) -> list[dict]:
             record["skipped"] = str(error)
             print(f"   skipped: {error}", flush=True)
             records.append(record)
+            save()
             continue
         record.update(
             compare(ours, theirs, reps=args.reps, target_s=args.target_s)
@@ -88,6 +96,7 @@ def run_cases(args: argparse.Namespace) -> list[dict]:
             flush=True,
         )
         records.append(record)
+        save()
     return records
 
 
@@ -334,12 +343,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     def save() -> None:  # after each section: a long run keeps what it has
         results["machine"]["load_avg_after"] = list(os.getloadavg())
         results["wall_s"] = time.perf_counter() - start
-        if args.out is not None:
-            args.out.write_text(json.dumps(results, indent=1) + "\n")
+        if args.out is not None:  # whole or not at all, for a reader
+            tmp = args.out.with_suffix(args.out.suffix + ".tmp")
+            tmp.write_text(json.dumps(results, indent=1) + "\n")
+            tmp.replace(args.out)
 
     results["matmul_peak"] = peak(args.smoke)
-    results["cases"] = run_cases(args)
-    save()
+    results["cases"] = []
+    run_cases(args, results["cases"], save)
     if args.train:
         results["train"] = train_throughput(args.train, args.smoke)
         save()

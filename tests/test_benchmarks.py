@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -113,3 +114,27 @@ def test_check_costs_lists_the_slowest_checks_of_a_lesson():
     cpu = [float(row.split("|")[2]) for row in rows]
     # the slowest first: lesson 05's training smoke is many times the rest
     assert cpu == sorted(cpu, reverse=True) and cpu[0] > cpu[-1], rows
+
+
+def test_a_stopped_benchmark_keeps_the_cases_it_finished(tmp_path):
+    out = tmp_path / "results.json"
+    cases = ["mha/tiny", "encoder_block/tiny"]
+    run = subprocess.Popen(  # 20 pairs of at least 0.1 s: seconds a case
+        [sys.executable, "-m", "benchmarks.run", "--smoke", "--only", *cases]
+        + ["--reps", "20", "--target-s", "0.1", "--out", str(out)],
+        cwd=ROOT,
+        env=settings.quiet_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        while not (out.exists() and json.loads(out.read_text())["cases"]):
+            assert run.poll() is None, "the run ended before saving a case"
+            time.sleep(0.05)
+        assert run.poll() is None, "the first case was saved only at the end"
+    finally:
+        run.kill()
+        run.wait()
+    kept = json.loads(out.read_text())
+    assert [c["name"] for c in kept["cases"]] == cases[:1]
+    assert kept["cases"][0]["ratio"]["median"] > 0

@@ -382,7 +382,7 @@ RECIPES: dict[str, Recipe] = {
             "Transformer encoder-decoder (post-norm)",
             {"epochs": 200, "ffn_num_hiddens": 64, "num_heads": 4},
             embedded={"epochs": 30, "batch_size": 128},
-            notes="batch 128 and 30 epochs (about 3 minutes on 2 CPU cores).",
+            notes="batch 128 and 30 epochs (about 45 s on 2 CPU cores).",
         ),
     ]
 }
