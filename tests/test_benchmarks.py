@@ -119,9 +119,9 @@ def test_check_costs_lists_the_slowest_checks_of_a_lesson():
 def test_a_stopped_benchmark_keeps_the_cases_it_finished(tmp_path):
     out = tmp_path / "results.json"
     cases = ["mha/tiny", "encoder_block/tiny"]
-    run = subprocess.Popen(  # 20 pairs of at least 0.1 s: seconds a case
+    run = subprocess.Popen(  # 8 pairs of at least 0.1 s: over a second a case
         [sys.executable, "-m", "benchmarks.run", "--smoke", "--only", *cases]
-        + ["--reps", "20", "--target-s", "0.1", "--out", str(out)],
+        + ["--reps", "8", "--target-s", "0.1", "--out", str(out)],
         cwd=ROOT,
         env=settings.quiet_env(),
         stdout=subprocess.DEVNULL,
