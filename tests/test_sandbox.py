@@ -166,6 +166,7 @@ def test_staging_copies_only_graded_files(tmp_path):
     assert sorted(p.name for p in out.iterdir()) == [
         "answers.toml",
         "l16_attention_scoring.py",
+        "missing.json",
         "refused.json",
     ]
     assert "over the" in refusals(out)["l01_mlp.py"]
@@ -256,3 +257,56 @@ def test_correct_submission_is_graded_the_same_every_time(m2t, tmp_path):
         assert data["score"] == data["max_score"] > 0
         runs.append(got)
     assert runs[0] == runs[1]
+
+
+@pytest.mark.parametrize(
+    "layout, found_at",
+    [
+        ("m2t-2026/lessons", "m2t-2026/lessons/"),
+        ("m2t-2026", "m2t-2026/"),
+        ("lessons", "lessons/"),
+        ("", ""),
+    ],
+    ids=["wrapped-edition", "wrapped-files", "edition", "files"],
+)
+def test_staging_finds_an_upload_wrapped_in_one_folder(
+    tmp_path, layout, found_at
+):
+    """Gradescope's upload of a folder (`submission/m2t-2026/lessons/...`,
+    with the archiver's __MACOSX beside it) is staged as the folder itself;
+    a file not there is recorded with where it was expected in the upload,
+    never a temporary folder."""
+    from m2t.grading.staging import missing
+
+    sub = tmp_path / "submission"
+    (sub / layout).mkdir(parents=True, exist_ok=True)
+    (sub / layout / "l16_attention_scoring.py").write_text("x = 1\n")
+    (sub / "__MACOSX").mkdir()
+    out = stage(
+        sub,
+        ["l16_attention_scoring", "l15_attention_pooling"],
+        tmp_path / "out",
+    )
+    assert (out / "l16_attention_scoring.py").read_text() == "x = 1\n"
+    where = missing(out)["l15_attention_pooling.py"]
+    if found_at:
+        assert where == f"{found_at}l15_attention_pooling.py"
+    else:
+        assert where == (
+            "l15_attention_pooling.py (or lessons/l15_attention_pooling.py)"
+        )
+    assert "l16_attention_scoring.py" not in missing(out)
+
+
+def test_staging_follows_no_wrapper_that_is_a_link(tmp_path):
+    """A submission whose only entry is a link to a folder (the
+    instructor's solutions) is refused, never followed."""
+    solutions = tmp_path / "solutions"
+    solutions.mkdir()
+    (solutions / "l16_attention_scoring.py").write_text("THE SOLUTION\n")
+    sub = tmp_path / "submission"
+    sub.mkdir()
+    (sub / "m2t-2026").symlink_to(solutions)
+    out = stage(sub, ["l16_attention_scoring"], tmp_path / "out")
+    assert not (out / "l16_attention_scoring.py").exists()
+    assert "symbolic link" in refusals(out)["l16_attention_scoring.py"]

@@ -11,6 +11,16 @@ key `solutions/questions_key/` (never the solutions themselves: the
 graders judge against their own references). Gradescope unpacks it in
 `/autograder/source`; `M2T_AUTOGRADER_ROOT` moves that root for a trial.
 
+`run_autograder` grades only where the container offers the course's
+minimum sandbox (`m2t.grading.confine.MINIMUM`: the students' code runs as
+a uid of its own, never root, its files confined by namespaces or
+Landlock); elsewhere it refuses (`preflight`: a results.json saying why,
+to the instructor, and the same on stderr) rather than grade weaker. It
+makes the bundle, the submission and the results readable by root only
+(Gradescope's best practices: `chmod o=`), and at its end kills whatever
+a worker's uid left running (`reap`). `setup.sh` registers the workers'
+uids for a system user `m2t-worker`.
+
 The language of the results (`--grading-lang`, the instructor's choice):
 `en` or `zh` for the whole course, or `submission` (the default): each
 submission's own `.m2t/lang` (what the student chose with `m2t --lang`;
@@ -59,6 +69,14 @@ def _course_files() -> Iterator[tuple[str, Path]]:
                 and not rel.endswith((".pyc", ".pyo"))
             ):
                 yield rel, path
+
+
+def setup_sh() -> str:
+    """The `setup.sh` script (the workers' uid range filled in)."""
+    from m2t.grading.uids import WORKER_UIDS
+
+    text = (TEMPLATES / SCRIPTS["setup.sh"]).read_text("utf-8")
+    return text.replace("@WORKER_UIDS@", f"{WORKER_UIDS[0]}-{WORKER_UIDS[-1]}")
 
 
 def run_autograder(
@@ -112,11 +130,11 @@ def build(
     os.close(fd)
     try:
         with zipfile.ZipFile(temp, "w", zipfile.ZIP_DEFLATED) as bundle:
-            for name, template in SCRIPTS.items():
+            for name in SCRIPTS:
                 text = (
                     run_autograder(lessons, lang)
                     if name == "run_autograder"
-                    else (TEMPLATES / template).read_text("utf-8")
+                    else setup_sh()
                 )
                 info = zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0))
                 info.external_attr = (stat.S_IFREG | 0o755) << 16
@@ -131,3 +149,57 @@ def build(
         if os.path.exists(temp):
             os.unlink(temp)
     return names
+
+
+def preflight(report: Path) -> str:
+    """Before grading: '' where this machine offers the course's minimum
+    sandbox; else the refusal (in the run's language), also written to
+    `report` as Gradescope's results.json (no test, score 0, the refusal
+    as its output) and to stderr."""
+    import json
+    import sys
+
+    from m2t import i18n
+    from m2t.grading import confine
+
+    short = confine.short_of_minimum(confine.missing_layers())
+    if not short:
+        return ""
+    message = i18n.text("gradescope.refused", short="; ".join(short))
+    report = Path(report)
+    report.parent.mkdir(parents=True, exist_ok=True)
+    data = {
+        "score": 0.0,
+        "output": message,
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "tests": [],
+        "extra_data": {"m2t": "refused", "short_of_minimum": short},
+    }
+    report.write_text(json.dumps(data, indent=2, ensure_ascii=False))
+    print(f"m2t: {message}", file=sys.stderr)
+    return message
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m m2t.authoring.gradescope preflight RESULTS` (exit 3 when
+    the container is short of the minimum, the refusal written) or `reap`
+    (kill every process a worker's uid left, as root)."""
+    import argparse
+
+    from m2t.grading import uids
+
+    parser = argparse.ArgumentParser(prog="m2t.authoring.gradescope")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("preflight").add_argument("report", type=Path)
+    sub.add_parser("reap")
+    args = parser.parse_args(argv)
+    if args.command == "preflight":
+        return 3 if preflight(args.report) else 0
+    if os.geteuid() == 0:
+        uids.reap_workers()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

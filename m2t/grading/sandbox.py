@@ -45,6 +45,7 @@ from typing import Any
 from m2t import ROOT
 from m2t import i18n
 from m2t.grading import confine
+from m2t.grading import noautodiff
 from m2t.grading import staging
 from m2t.grading import strip
 from m2t.grading.frames import recv
@@ -121,6 +122,7 @@ class SandboxRunner:
             copy_trusted(self.home / "code") if code is None else Path(code)
         )
         self.refused = staging.refusals(self.folder)
+        self.missing = staging.missing(self.folder)
         self.spent: dict[str, float] = {}
         self.probe_seconds: dict[str, float] = {}
         self.restarts: dict[str, int] = {}
@@ -163,7 +165,11 @@ class SandboxRunner:
         if self.worker is None or self.worker.proc.poll() is not None:
             if self.worker is not None:
                 self.worker.close()
-            self.worker = self._take_spare()
+            self.worker = (
+                Worker(self.folder, self.code, self.memory_mb, self.weaker, True)
+                if noautodiff.is_by_hand(module)  # one never given TensorFlow
+                else self._take_spare()
+            )
         try:
             self.worker.wait_ready(seconds)
         except BaseException:
@@ -183,6 +189,11 @@ class SandboxRunner:
         if name in self.refused:
             why = self.refused[name]
             raise StudentError(i18n.text("notes.refused", tag=tag, why=why))
+        if name in self.missing:
+            where = self.missing[name]
+            raise StudentError(
+                i18n.text("notes.missing", tag=tag, name=name, where=where)
+            )
         left = self.lesson_timeout - self.spent.get(module, 0.0)
         if left <= 0:
             probes = self.probe_seconds.get(module, 0.0)
