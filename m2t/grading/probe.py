@@ -26,6 +26,7 @@ import numpy as np
 from m2t import ROOT
 from m2t import i18n
 from m2t import settings
+from m2t.grading import guard as _guard
 from m2t.grading import impl as _impl
 from m2t.grading import tfsetup
 
@@ -278,14 +279,29 @@ class InProcessRunner:
 
     def __init__(self, folder: Path):
         self.folder = folder
+        self.pristine = _guard.Snapshot()
         tfsetup.load()
         configure_tensorflow()
+
+    def _unchanged(self, tag: str) -> None:
+        """A StudentError when the student's module changed the grader's
+        own functions (`m2t.grading.guard`)."""
+        changed = self.pristine.changed()
+        if changed:
+            raise StudentError(
+                i18n.text(
+                    "probe.grader_changed",
+                    tag=tag,
+                    names=", ".join(changed[:5]),
+                )
+            )
 
     def run(
         self, module: str, fn: Callable[..., Any], args: tuple, kwargs: dict
     ) -> Any:
         tag = module.split("_", 1)[0]
         names = tfsetup.name_counts()
+        self.pristine.take()  # before any student code runs
         try:
             student = _impl.load(module, self.folder)
         except FileNotFoundError:
@@ -295,6 +311,7 @@ class InProcessRunner:
         except Exception as exc:  # a syntax error costs this lesson only
             raise explain_exception(exc, tag, self.folder) from None
         tfsetup.fresh_names(student, names)
+        self._unchanged(tag)
         seed_everything()
         try:
             result = fn(student, *args, **kwargs)
@@ -302,6 +319,7 @@ class InProcessRunner:
             raise
         except BaseException as exc:  # SystemExit too: the grader survives
             raise explain_exception(exc, tag, self.folder) from None
+        self._unchanged(tag)
         try:
             return plain(result)
         except TypeError as exc:
