@@ -192,12 +192,18 @@ def run_additive(m, q, k, v, valid_lens, weights, dropout=0.0, training=False):
 
 
 @lesson.probe
-def run_dropout(m, kind, q, k, v, valid_lens):
-    layer = (
-        m.DotProductAttention(0.5)
-        if kind == "dot"
-        else m.AdditiveAttention(H, 0.5)
-    )
+def run_dropout(m, kind, q, k, v, valid_lens, weights=None):
+    """`dropout_outputs` of a layer built with dropout 0.5 (additive: with
+    the judge's `weights`, so its inference output is the judge's to
+    compute)."""
+    if kind == "dot":
+        layer = m.DotProductAttention(0.5)
+    else:
+        layer = m.AdditiveAttention(H, 0.5)
+        layer(q, k, v, valid_lens)  # build
+        layer.W_q.set_weights([weights[0]])
+        layer.W_k.set_weights([weights[1]])
+        layer.w_v.set_weights([weights[2]])
     return dropout_outputs(partial(layer, q, k, v, valid_lens))
 
 
@@ -442,10 +448,16 @@ def test_dropout_only_in_training(rng, kind):
         dq=DQ if kind == "additive" else D,
         dk=DK if kind == "additive" else D,
     )
+    valid = VALID_LENS["2d"]
+    if kind == "dot":
+        outputs = run_dropout(kind, q, k, v, valid)
+        expected = ref_dot_product(q, k, v, valid)[0]
+    else:
+        ws = _additive_weights(rng)
+        outputs = run_dropout(kind, q, k, v, valid, ws)
+        expected = ref_additive(q, k, v, valid, *ws)[0]
     expect_dropout_only_in_training(
-        run_dropout(kind, q, k, v, VALID_LENS["2d"]),
-        say(f"l16.{kind}"),
-        tol=EXACT,
+        outputs, say(f"l16.{kind}"), tol=EXACT, expected=expected
     )
 
 
@@ -456,7 +468,19 @@ def test_keras_layer_contract(rng, kind):
         dq=DQ if kind == "additive" else D,
         dk=DK if kind == "additive" else D,
     )
-    facts = run_contract(kind, q, k, v, VALID_LENS["1d"])
+    valid = VALID_LENS["1d"]
+    facts = run_contract(kind, q, k, v, valid)
+    if kind == "dot":
+        expected = ref_dot_product(q, k, v, valid)[0]
+    else:  # on the weights the layer was built with (W_q, W_k, w_v)
+        before = facts["step"]["before"]
+        ws = [np.asarray(w, np.float64) for w in before]
+        expected = (
+            ref_additive(q, k, v, valid, *ws)[0]
+            if [w.shape for w in ws] == [(DQ, H), (DK, H), (H, 1)]
+            else None
+        )
+        expect(expected is not None, say("l16.contract_weights"))
     expect_layer_contract(
         facts,
         say(f"l16.{kind}"),
@@ -464,6 +488,7 @@ def test_keras_layer_contract(rng, kind):
         symbolic_shape=(None, None, V),
         on=say("l16.symbolic_on"),
         trainable=0 if kind == "dot" else 3,
+        expected=expected,
     )
     expect_value_errors(facts["errors"])
 

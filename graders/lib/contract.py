@@ -92,8 +92,13 @@ def expect_layer_contract(
     on: str | None = None,
     weights: int | None = None,
     detail: str = "",
+    expected: Any = None,
+    tol: Mapping[str, float] = F32,
 ) -> None:
-    """The layer `name` keeps Keras's contract.
+    """The layer `name` keeps Keras's contract, and what the probe reports
+    of it is bound to the judge's own values: its output and that of its
+    round trip equal `expected`, the judge's reference on the same inputs
+    (a forged or shape-only output fails, whatever its other facts say).
 
     Args:
         facts: what `probes.layer_contract` returned (its verdicts are
@@ -108,6 +113,10 @@ def expect_layer_contract(
             (None batch)", in the run's language).
         weights: how many weights in all, if that is checked too.
         detail: which weights they are, e.g. " (kernel, bias)".
+        expected: the judge's reference output (float64) on the contract's
+            inputs (and, for a layer with weights, on the weights
+            `facts["step"]["before"]` holds or those the probe set).
+        tol: how close the outputs must be to `expected`.
     """
     expect_shape(
         facts["output_shape"], output_shape, say("contract.output", name=name)
@@ -140,6 +149,19 @@ def expect_layer_contract(
                 got=facts["weights"],
             ),
         )
+    if expected is not None:
+        expect_close(
+            facts["output"],
+            expected,
+            say("contract.output_value", name=name),
+            tol=tol,
+        )
+        expect_close(
+            facts["roundtrip_output"],
+            expected,
+            say("contract.roundtrip_value", name=name),
+            tol=tol,
+        )
     facts = layer_facts(facts)
     expect(
         facts["step_consistent"],
@@ -163,8 +185,11 @@ def expect_dropout_only_in_training(
     *,
     dropout: str | None = None,
     tol: Mapping[str, float] = F32,
+    expected: Any = None,
 ) -> None:
-    """A layer built with dropout=0.5 drops only in training.
+    """A layer built with dropout=0.5 drops only in training, its
+    inference output bound to the judge's reference (`expected`): two
+    outputs that merely agree with each other are no evidence.
 
     Args:
         outputs: (inference, inference again, training) outputs of one
@@ -173,8 +198,17 @@ def expect_dropout_only_in_training(
         dropout: which sublayers must get `training`, for the hint (None:
             "the dropout layer", in the run's language).
         tol: how close the two inference outputs must be.
+        expected: the judge's reference for the inference output (float64,
+            on the probe's inputs and weights).
     """
     first, second, trained = (np.asarray(o) for o in outputs)
+    if expected is not None:
+        expect_close(
+            first,
+            expected,
+            say("contract.inference_value", name=name),
+            tol=F32,
+        )
     expect_close(
         second,
         first,
