@@ -636,8 +636,11 @@ def test_a_fresh_seed_per_grade_defeats_recorded_answers(tmp_path):
     assert f"judged on seed {other} " in again["output"]
     for data in (drawn, again):
         assert data["score"] == data["max_score"] > 0, data["output"]
-    public = graded(replay, "--seed", str(PUBLIC_SEED))
-    assert public["score"] == public["max_score"], public["output"]
+    refused, _ = grade(
+        "16", "--submission", str(replay), "--seed", str(PUBLIC_SEED)
+    )
+    assert refused.returncode != 0
+    assert "is the public seed" in refused.stdout, refused.stdout
     fresh = graded(replay, "--seed", other)
     failed = {t["name"] for t in fresh["tests"] if t["status"] == "failed"}
     print(fresh["score"], "/", fresh["max_score"], sorted(failed))

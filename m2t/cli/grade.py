@@ -49,8 +49,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
             impl, notes = stack.enter_context(
                 submission.staged(Path(args.submission), lessons)
             )
-            if args.seed is None:  # a seed the student edition never saw
-                args.seed = submission.fresh_seed()
+            # a seed the student edition never saw; the public one refused
+            args.seed = submission.submission_seed(args.seed)
             notes = [*notes, submission.seed_note(args.seed)]
             for note in notes:
                 print(reports.clean(note))

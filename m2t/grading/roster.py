@@ -246,8 +246,8 @@ def grade_roster(
     """
     if jobs < 1:
         raise ValueError(f"-j {jobs}: at least 1 submission at a time")
-    if seed is not None:
-        submission.check_seed(seed)
+    if seed is not None:  # never the public seed (its fixtures ship)
+        submission.submission_seed(seed)
     here = Path(out).resolve()
     students = {  # an output folder inside the roster is no submission
         name: path

@@ -86,6 +86,24 @@ def fresh_seed() -> int:
     return settings.GRADER_SEED
 
 
+def submission_seed(seed: int | None) -> int:
+    """The seed a submission is judged on: `seed`, or a fresh one
+    (`fresh_seed`) when None.
+
+    Raises:
+        ValueError: `seed` is negative, or it is the public seed in the
+            full repository: the student edition ships the expected
+            outputs of every check on that seed (its fixtures), so a
+            submission judged on it could replay them.
+    """
+    if seed is None:
+        return fresh_seed()
+    check_seed(seed)
+    if seed == settings.GRADER_SEED and (ROOT / "solutions").is_dir():
+        raise ValueError(i18n.text("cli.public_seed", seed=seed))
+    return seed
+
+
 def seed_note(seed: int) -> str:
     """The report's line naming the seed a submission was judged on, in
     the run's language."""
