@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import functools
 import linecache
+import random
 import re
+import sys
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -28,6 +30,7 @@ from m2t import i18n
 from m2t import settings
 from m2t.grading import guard as _guard
 from m2t.grading import impl as _impl
+from m2t.grading import noautodiff
 from m2t.grading import tfsetup
 
 SEED = 0
@@ -270,18 +273,27 @@ def _tensor_to_numpy(value: Any) -> np.ndarray | None:
 def seed_everything(seed: int = SEED) -> None:
     """Same seed before every probe: same weights, same grade, every run
     (`keras.utils.set_random_seed`, less the cost `tfsetup.reset_seeds`
-    avoids)."""
+    avoids). Without Keras (a lesson graded by hand): Python's and
+    NumPy's."""
+    if "keras" not in sys.modules:
+        random.seed(seed)
+        np.random.seed(seed)
+        return
     tfsetup.reset_seeds(seed)
 
 
 class InProcessRunner:
     """Runs probes in this process against the modules in `folder`."""
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, by_hand: bool = False):
+        """`by_hand`: every module is graded without autodiff, and
+        TensorFlow is never loaded (a by-hand lesson's worker)."""
         self.folder = folder
+        self.by_hand = by_hand
         self.pristine = _guard.Snapshot()
-        tfsetup.load()
-        configure_tensorflow()
+        if not by_hand:
+            tfsetup.load()
+            configure_tensorflow()
 
     def _unchanged(self, tag: str) -> None:
         """A StudentError when the student's module changed the grader's
@@ -297,6 +309,23 @@ class InProcessRunner:
             )
 
     def run(
+        self, module: str, fn: Callable[..., Any], args: tuple, kwargs: dict
+    ) -> Any:
+        if not (self.by_hand or noautodiff.is_by_hand(module)):
+            return self._run(module, fn, args, kwargs)
+        with noautodiff.guarded() as loaded:  # a lesson graded by hand
+            result = self._run(module, fn, args, kwargs)
+        if loaded:
+            raise StudentError(
+                i18n.text(
+                    "probe.autodiff_used",
+                    tag=module.split("_", 1)[0],
+                    names=", ".join(loaded[:3]),
+                )
+            )
+        return result
+
+    def _run(
         self, module: str, fn: Callable[..., Any], args: tuple, kwargs: dict
     ) -> Any:
         tag = module.split("_", 1)[0]
