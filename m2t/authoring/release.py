@@ -29,10 +29,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from m2t import ROOT
+from m2t import curriculum
 from m2t import settings
 from m2t.authoring import make_lessons
 from m2t.authoring.make_lessons import BEGIN
 from m2t.authoring.make_lessons import END
+from m2t.grading import classroom
 from m2t.grading import strip
 from m2t.settings import tomllib
 from m2t.student import reset
@@ -163,7 +165,9 @@ def _write(out: Path) -> None:
     shutil.copy2(TEMPLATES / "README.student.zh.md", out / "README.zh.md")
     workflow = out / ".github" / "workflows" / "grade.yml"
     workflow.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(TEMPLATES / "classroom.yml", workflow)
+    template = (TEMPLATES / "classroom.yml").read_text(encoding="utf-8")
+    text = classroom.workflow(template, curriculum.lessons())
+    workflow.write_text(text, encoding="utf-8")
     # pristine skeletons for `m2t reset` (the edition has no generator input)
     reset.write_skeletons(
         ROOT / "solutions", out / settings.SKELETONS.relative_to(ROOT)
