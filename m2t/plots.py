@@ -20,6 +20,22 @@ import numpy as np
 DIVERGING = "RdBu_r"
 
 
+def whole_ticks(size: int, most: int = 8) -> list[int]:
+    """At most `most` evenly spread whole positions of an axis of `size`
+    cells, 0 and size - 1 included (a one-row panel gets the tick 0, where
+    matplotlib's own locator would tick -0.5, -0.4, ...)."""
+    if size <= most:
+        return list(range(size))
+    step = -(-(size - 1) // (most - 1))  # ceil: at most `most` ticks
+    ticks = list(range(0, size, step))
+    if ticks[-1] != size - 1:  # the last cell is always ticked
+        if len(ticks) < most:
+            ticks.append(size - 1)
+        else:
+            ticks[-1] = size - 1
+    return ticks
+
+
 def shared_scale(
     matrices: np.ndarray,
     vmin: float | None = None,
@@ -80,7 +96,6 @@ def heatmaps(
         the matplotlib figure (`plt.show()` in a notebook, `savefig`).
     """
     import matplotlib.pyplot as plt
-    from matplotlib.ticker import MaxNLocator
 
     matrices = np.asarray(matrices, dtype=float)
     if matrices.ndim == 2:
@@ -130,11 +145,11 @@ def heatmaps(
         if xticks is not None:
             ax.set_xticks(range(s), list(xticks), rotation=60, fontsize=8)
         else:
-            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+            ax.set_xticks(whole_ticks(s))
         if yticks is not None:
             ax.set_yticks(range(t), list(yticks), fontsize=8)
         else:
-            ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+            ax.set_yticks(whole_ticks(t))
         if i == rows - 1 or np.isnan(matrices[min(i + 1, rows - 1), j]).all():
             ax.set_xlabel(xlabel, fontsize=8)
         if j == 0:

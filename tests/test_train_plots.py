@@ -56,6 +56,14 @@ def test_ticks_are_whole_positions_or_the_tokens():
             shown = [t for t in ticks if -0.5 <= t <= size - 0.5]
             assert shown, "no ticks"
             assert all(float(t).is_integer() for t in shown), ticks
+    # One query (a decoder step): its row is ticked 0 alone, not -0.5..0.5.
+    fig = plots.heatmaps(weights[:, :1], figsize=(9, 2))
+    for im in images_and_bars(fig)[0]:
+        assert list(im.axes.get_yticks()) == [0]
+        assert list(im.axes.get_xticks()) == [0, 1, 2, 3, 4]
+    long = plots.heatmaps(np.ones((1, 40)) / 40)  # a long source: 8 ticks
+    (im,) = images_and_bars(long)[0]
+    assert list(im.axes.get_xticks()) == [0, 6, 12, 18, 24, 30, 36, 39]
     words = ["je", "suis", "chez", "moi", "."]
     fig = plots.heatmaps(weights[0], xticks=words, yticks=["i'm", "home", "."])
     (im,) = images_and_bars(fig)[0]
