@@ -1,8 +1,12 @@
 """Grader for lesson 19: sinusoidal positional encoding and the rotation
 that shifts it.
 
-Sizes: B=2 sequences, T=3 positions, D=8 features, tables of L=50 rows.
-Every axis has its own size, so a transpose cannot pass unnoticed.
+Sizes: B=2 sequences, T=3 positions (then 7); the depth D (even, 6 to 32)
+and the table's length L (20 to 60), a second table's depth and length and
+the offsets delta are drawn from the grade's seed (`_sizes`), so the
+expected outputs the student edition ships (fixtures, on the public seed)
+answer no other grade. Every axis has its own size, so a transpose cannot
+pass unnoticed.
 Conventions: interleaved, P[i, 2j] = sin(i / 10000^(2j/D)),
 P[i, 2j+1] = cos(i / 10000^(2j/D)); P[i + d] = P[i] @ M(d) with M(d) block
 diagonal, block j = [[cos(d w_j), -sin(d w_j)], [sin(d w_j), cos(d w_j)]].
@@ -27,7 +31,7 @@ from graders.lib.tolerances import EXACT
 from m2t.grading.probe import Lesson
 
 lesson = Lesson("l19_self_attention_positional_encoding")
-B, T, D, L = 2, 3, 8, 50
+B, T, T2 = 2, 3, 7
 
 # ---------------------------------------------------------------- mistakes
 SIN_COS_SWAPPED = Mistake(
@@ -82,7 +86,7 @@ def _frequencies(depth, mistake=None):
 
 
 @reference
-def ref_table(max_len=L, depth=D, mistake=None):
+def ref_table(max_len, depth, mistake=None):
     """(max_len, D) positional encoding in float64."""
     angles = np.arange(max_len)[:, None] * _frequencies(depth, mistake)
     sin, cos = np.sin(angles), np.cos(angles)
@@ -96,7 +100,7 @@ def ref_table(max_len=L, depth=D, mistake=None):
 
 
 @reference
-def ref_shift(delta, depth=D, mistake=None):
+def ref_shift(delta, depth, mistake=None):
     """(D, D) block-diagonal rotation M(delta) in float64."""
     angles = delta * _frequencies(depth)
     M = np.zeros((depth, depth))
@@ -108,10 +112,39 @@ def ref_shift(delta, depth=D, mistake=None):
     return M
 
 
-def _table_diagnoses(transform=lambda table: table):
+def _table_diagnoses(max_len, depth, transform=lambda table: table):
     return {
-        m: (lambda m=m: transform(ref_table(mistake=m))) for m in TABLE_MISTAKES
+        m: (lambda m=m: transform(ref_table(max_len, depth, m)))
+        for m in TABLE_MISTAKES
     }
+
+
+def _sizes(rng):
+    """(L, D): the length and depth of the grade's table, drawn from its
+    seed (every check draws these first, so they agree within a grade)."""
+    depth = 2 * int(rng.integers(3, 17))  # even, 6 to 32
+    return int(rng.integers(20, 61)), depth
+
+
+def _other_sizes(rng, depth):
+    """(rows, depth) of a second, short table of another depth."""
+    other = depth
+    while other == depth:
+        other = 2 * int(rng.integers(3, 17))
+    return int(rng.integers(5, 13)), other
+
+
+DELTAS = {
+    "small": (1, 4),
+    "large": (4, 13),
+    "negative": (-12, 0),
+}
+"""Where each offset check draws its delta: [low, high)."""
+
+
+def _delta(rng, kind):
+    low, high = DELTAS[kind]
+    return int(rng.integers(low, high))
 
 
 # ------------------------------------------------------------------ probes
@@ -126,8 +159,10 @@ def run_shift(m, delta, depth):
 
 
 @lesson.probe
-def run_layer(m, first, second, dropout=0.0):
-    layer = m.PositionalEncoding(D, dropout=dropout, max_len=L)
+def run_layer(m, first, second, max_len, dropout=0.0):
+    layer = m.PositionalEncoding(
+        first.shape[-1], dropout=dropout, max_len=max_len
+    )
     return (
         layer(first, training=False),
         layer(second, training=False),
@@ -136,20 +171,23 @@ def run_layer(m, first, second, dropout=0.0):
 
 
 @lesson.probe
-def run_contract(m, X):
+def run_contract(m, X, max_len):
+    depth = X.shape[-1]
     facts = layer_contract(
-        lambda: m.PositionalEncoding(D, 0.1, L), [X], symbolic=[(None, D)]
+        lambda: m.PositionalEncoding(depth, 0.1, max_len),
+        [X],
+        symbolic=[(None, depth)],
     )
     facts["errors"] = value_errors(
         {
             "num_hiddens": lambda: m.PositionalEncoding(7),
-            "max_len": lambda: m.PositionalEncoding(D, max_len=0),
-            "dropout": lambda: m.PositionalEncoding(D, dropout=-0.1),
+            "max_len": lambda: m.PositionalEncoding(depth, max_len=0),
+            "dropout": lambda: m.PositionalEncoding(depth, dropout=-0.1),
         }
     )
     import keras
 
-    float64 = m.PositionalEncoding(D, max_len=L, dtype="float64")
+    float64 = m.PositionalEncoding(depth, max_len=max_len, dtype="float64")
     out = float64(X.astype("float64"))
     facts["float64_dtype"] = keras.backend.standardize_dtype(out.dtype)
     return facts
@@ -157,17 +195,19 @@ def run_contract(m, X):
 
 # ------------------------------------------------------------------ checks
 @pytest.mark.points(2)
-def test_table_matches_closed_form():
+def test_table_matches_closed_form(rng):
+    L, D = _sizes(rng)
     expect_close(
         run_table(L, D),
-        ref_table(),
+        ref_table(L, D),
         say("l19.table", max_len=L, depth=D),
-        diagnoses=_table_diagnoses(),
+        diagnoses=_table_diagnoses(L, D),
         hint=say("l19.table_hint"),
     )
 
 
-def test_position_zero_is_0_1_0_1():
+def test_position_zero_is_0_1_0_1(rng):
+    L, D = _sizes(rng)
     got = run_table(L, D)
     expect_shape(got, (L, D), say("l19.table", max_len=L, depth=D))
     expect_close(
@@ -175,30 +215,29 @@ def test_position_zero_is_0_1_0_1():
         np.tile([0.0, 1.0], D // 2),
         say("l19.position_zero"),
         tol=EXACT,
-        diagnoses=_table_diagnoses(lambda table: table[0]),
+        diagnoses=_table_diagnoses(L, D, lambda table: table[0]),
     )
 
 
-def test_table_other_depth():
-    """D = 12, a table of 7 rows: no size is fixed inside."""
+def test_table_other_depth(rng):
+    """A second, short table of another depth: no size is fixed inside."""
+    rows, depth = _other_sizes(rng, _sizes(rng)[1])
     expect_close(
-        run_table(7, 12),
-        ref_table(7, 12),
-        say("l19.table", max_len=7, depth=12),
-        diagnoses={
-            m: (lambda m=m: ref_table(7, 12, m)) for m in TABLE_MISTAKES
-        },
+        run_table(rows, depth),
+        ref_table(rows, depth),
+        say("l19.table", max_len=rows, depth=depth),
+        diagnoses=_table_diagnoses(rows, depth),
     )
 
 
 @pytest.mark.points(2)
-@pytest.mark.parametrize(
-    "delta", [1, 5, -3], ids=["delta_1", "delta_5", "delta_-3"]
-)
-def test_relative_shift_matches_closed_form(delta):
+@pytest.mark.parametrize("kind", list(DELTAS))
+def test_relative_shift_matches_closed_form(rng, kind):
+    D = _sizes(rng)[1]
+    delta = _delta(rng, kind)
     expect_close(
         run_shift(delta, D),
-        ref_shift(delta),
+        ref_shift(delta, D),
         say("l19.shift", delta=delta, depth=D),
         diagnoses={
             ROTATION_TRANSPOSED: ref_shift(delta, D, ROTATION_TRANSPOSED)
@@ -208,26 +247,27 @@ def test_relative_shift_matches_closed_form(delta):
 
 
 @pytest.mark.points(2)
-@pytest.mark.parametrize(
-    "delta", [1, 5, -3], ids=["delta_1", "delta_5", "delta_-3"]
-)
-def test_offset_is_a_linear_map_of_the_encoding(delta):
+@pytest.mark.parametrize("kind", list(DELTAS))
+def test_offset_is_a_linear_map_of_the_encoding(rng, kind):
     """The relative-position property, measured on your table: for every
     position i, P[i + delta] = P[i] @ M(delta) with the closed-form M."""
+    L, D = _sizes(rng)
+    delta = _delta(rng, kind)
     P = np.asarray(run_table(L, D), np.float64)
+    expect_shape(P, (L, D), say("l19.table", max_len=L, depth=D))
     rows = np.arange(max(0, -delta), L - max(0, delta))
-    shifted = P[rows] @ ref_shift(delta)
+    shifted = P[rows] @ ref_shift(delta, D)
     expect_close(
         shifted,
         P[rows + delta],
         say("l19.offset_table", delta=delta),
         diagnoses=_table_diagnoses(
-            lambda table: table[rows] @ ref_shift(delta)
+            L, D, lambda table: table[rows] @ ref_shift(delta, D)
         ),
         hint=say("l19.offset_hint"),
     )
     M = np.asarray(run_shift(delta, D), np.float64)
-    reference = ref_table()
+    reference = ref_table(L, D)
     expect_close(
         reference[rows] @ M,
         reference[rows + delta],
@@ -239,23 +279,31 @@ def test_offset_is_a_linear_map_of_the_encoding(delta):
     )
 
 
+def _layer_inputs(rng):
+    """(L, first (B, T, D), second (B, T2, D)) for the layer's checks."""
+    L, D = _sizes(rng)
+    first = rng.standard_normal((B, T, D)).astype("float32")
+    second = rng.standard_normal((B, T2, D)).astype("float32")
+    return L, first, second
+
+
 @pytest.mark.points(2)
 def test_layer_adds_the_encoding(rng):
     """Same layer: (B, T=3, D), then T=7; dropout off at inference."""
-    first = rng.standard_normal((B, T, D)).astype("float32")
-    second = rng.standard_normal((B, 7, D)).astype("float32")
-    out1, out2, _ = run_layer(first, second)
+    L, first, second = _layer_inputs(rng)
+    D = first.shape[-1]
+    out1, out2, _ = run_layer(first, second, L)
     expect_close(
         out1,
-        first + ref_table()[:T],
+        first + ref_table(L, D)[:T],
         say("l19.first_length"),
-        diagnoses=_table_diagnoses(lambda table: first + table[:T]),
+        diagnoses=_table_diagnoses(L, D, lambda table: first + table[:T]),
     )
     expect_close(
         out2,
-        second + ref_table()[:7],
+        second + ref_table(L, D)[:T2],
         say("l19.second_length"),
-        diagnoses=_table_diagnoses(lambda table: second + table[:7]),
+        diagnoses=_table_diagnoses(L, D, lambda table: second + table[:T2]),
         hint=say("l19.length_hint"),
     )
 
@@ -270,11 +318,11 @@ def test_dropout_only_in_training(rng):
     """dropout=0.5: every element of the training output is 0 or
     2 (X + P), some of each; X has no zeros, so a dropout of X alone or
     of P alone cannot pass."""
-    first = rng.standard_normal((B, T, D)).astype("float32")
-    second = rng.standard_normal((B, 7, D)).astype("float32")
-    out, _, trained = run_layer(first, second, dropout=0.5)
+    L, first, second = _layer_inputs(rng)
+    D = first.shape[-1]
+    out, _, trained = run_layer(first, second, L, dropout=0.5)
     X = first.astype(np.float64)
-    P = np.broadcast_to(ref_table()[:T], X.shape)  # (B, T, D)
+    P = np.broadcast_to(ref_table(L, D)[:T], X.shape)  # (B, T, D)
     expect_close(
         out,
         X + P,
@@ -305,8 +353,9 @@ def test_dropout_only_in_training(rng):
 
 
 def test_keras_layer_contract(rng):
-    X = rng.standard_normal((B, T, D)).astype("float32")
-    facts = run_contract(X)
+    L, X, _ = _layer_inputs(rng)
+    D = X.shape[-1]
+    facts = run_contract(X, L)
     expect_layer_contract(
         facts,
         "PositionalEncoding",
@@ -316,6 +365,7 @@ def test_keras_layer_contract(rng):
         trainable=0,
         weights=0,
         detail=say("l19.constant"),
+        expected=X + ref_table(L, D)[:T],
     )
     expect(
         facts["float64_dtype"] == "float64",
