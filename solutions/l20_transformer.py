@@ -223,11 +223,13 @@ class PositionWiseFFN(keras.layers.Layer):
 
     def call(self, X):
         # TODO(l20): X (B, T, D) -> (B, T, ffn_num_outputs), FFN(X) =
-        #   max(0, X W_1 + b_1) W_2 + b_2 of the module docstring, the hidden
-        #   layer (B, T, F); W_1, b_1 are self.dense1 and W_2, b_2
-        #   self.dense2. Our solution is 1 line.
-        #   中文：基于位置的前馈网络：两个全连接层，中间一个 ReLU，
-        #   每个位置独立计算。
+        #   max(0, X W_1 + b_1) W_2 + b_2 of the docstring, through a hidden
+        #   layer (B, T, F): one MLP shared by every position, each position
+        #   on its own (attention already mixed them). Both affine maps were
+        #   made in __init__. Our solution is 1 line.
+        #   中文：基于位置的前馈网络：同一个两层 MLP（中间 ReLU，隐藏层
+        #   (B, T, F)）独立作用于每个位置（位置之间的交流已由注意力完成）；
+        #   两个仿射变换已在 __init__ 中建好。
         # BEGIN SOLUTION
         return self.dense2(ops.relu(self.dense1(X)))
         # END SOLUTION
