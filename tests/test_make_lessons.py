@@ -114,12 +114,17 @@ def test_stale_lessons_are_reported(tmp_path):
     assert "Our solution is about" in text
     target.write_text(text.replace("Our solution is about", "About"))
     (lessons / "l99_orphan.py").write_text("x = 1\n")
+    (lessons / "l16_attention_scoring.py").unlink()  # a skeleton gone
     problems = make_lessons.stale(solutions, lessons)
     assert problems == [
         "lessons/l01_mlp.py: differs from solutions/l01_mlp.py",
+        "lessons/l16_attention_scoring.py: missing",
         "lessons/l99_orphan.py: has no solutions/l99_orphan.py",
     ]
     make_lessons.write(solutions, lessons)
+    assert (lessons / "l16_attention_scoring.py").read_text() == (
+        ROOT / "lessons" / "l16_attention_scoring.py"
+    ).read_text()
     assert make_lessons.stale(solutions, lessons) == [
         "lessons/l99_orphan.py: has no solutions/l99_orphan.py"
     ]
