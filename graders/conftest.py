@@ -166,4 +166,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         ("points", points),
         ("m2t_status", status),
         ("m2t_message", message),
+        # the judge's own diagnosis, never one read from the message
+        ("m2t_mistake", _diagnosis(call.excinfo)),
     ]
+
+
+def _diagnosis(excinfo: pytest.ExceptionInfo | None) -> str:
+    """The known mistake the judge named in a failing check ("" if none)."""
+    if excinfo is None or not isinstance(excinfo.value, CheckFailed):
+        return ""
+    return excinfo.value.mistake or ""

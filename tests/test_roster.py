@@ -170,3 +170,66 @@ def test_a_csv_roster_names_its_students_and_refuses_bad_rows(tmp_path):
         roster.read(tmp_path / "nothing.txt")
     with pytest.raises(ValueError, match="-j 0"):
         roster.grade_roster(tmp_path / "class.csv", [], tmp_path / "o", jobs=0)
+
+
+def test_gradebook_cells_that_start_like_a_formula_are_text(tmp_path):
+    """OWASP's CSV injection: a cell starting with = + - @, a tab or a
+    carriage return gets a leading quote, in names and notes alike."""
+    names = ["=1+2", "+1", "-1", "@SUM(A1)", "\tx", "\rx", "Ada"]
+    report = classreport.ClassReport(
+        students=names,
+        lessons=["l06"],
+        max_points={"l06": 17.0},
+        points={(n, "l06"): 1.0 for n in names},
+        checks={},
+        mistakes={},
+    )
+    path = tmp_path / "gradebook.csv"
+    classreport.write_gradebook(path, report, {"=cmd|' /C calc'!A0": "=x"})
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    firsts = [row[0] for row in rows[1:]]
+    assert firsts == ["'" + n for n in names[:-1]] + [
+        "Ada",
+        "'=cmd|' /C calc'!A0",
+    ]
+    assert rows[-1][-1] == "not graded: =x"  # starts with "n": text already
+    assert not [c for row in rows for c in row if c[:1] in "=+-@\t\r" and c]
+
+
+def test_the_class_report_counts_the_judges_diagnoses_only():
+    """A check's mistake comes from the judge's result (`Check.mistake`),
+    never from its message: a message quoting "Likely mistake [x]" (the
+    student's own exception text) adds nothing, a name the grader does not
+    know is dropped."""
+    from m2t.grading.runner import Check
+    from m2t.grading.runner import LessonResult
+
+    lesson = curriculum.select(["16"])[0]
+
+    def check(status, message, mistake=""):
+        return Check("l16", "c", "n", 1.0, status, message, 0.1, mistake)
+
+    claims = "Likely mistake [no_scale] Likely mistake [invented]"
+    result = LessonResult(
+        lesson,
+        [
+            check("error", claims),
+            check("failed", claims),
+            check("failed", "wrong", "mask_off_by_one"),
+            check("failed", "wrong", "invented"),
+        ],
+        ("no_scale", "mask_off_by_one"),
+    )
+    rec = classreport.record("s", [result], 1.0)
+    assert [c["mistakes"] for c in rec["lessons"][0]["checks"]] == [
+        [],
+        [],
+        ["mask_off_by_one"],
+        [],
+    ]
+    report = classreport.build([rec])
+    assert report.mistakes == {
+        ("l16", "no_scale"): 0,
+        ("l16", "mask_off_by_one"): 1,
+    }

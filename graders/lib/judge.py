@@ -27,7 +27,16 @@ from graders.lib.tolerances import F32
 
 
 class CheckFailed(AssertionError):
-    """A wrong answer (as opposed to code that is not started or crashed)."""
+    """A wrong answer (as opposed to code that is not started or crashed).
+
+    `mistake` is the name of the known mistake the judge diagnosed (None
+    when none): the class report counts it from here, never from the
+    message, which may quote the student's own text.
+    """
+
+    def __init__(self, message: str = "", mistake: str | None = None):
+        super().__init__(message)
+        self.mistake = mistake
 
 
 @dataclasses.dataclass(frozen=True)
@@ -213,7 +222,9 @@ def fail(lines: Sequence[str], mistake: Mistake | None = None) -> None:
             ),
             *(f"  {line}" for line in lines),
         ]
-    raise CheckFailed("\n".join(lines))
+    raise CheckFailed(
+        "\n".join(lines), None if mistake is None else mistake.name
+    )
 
 
 def _fmt(x: float) -> str:

@@ -3,10 +3,14 @@ rates and the per-mistake counts of a graded roster.
 
 The input is one *record* per student (`record`, written by
 `m2t.grading.roster`): per lesson its points, each check's status and the
-known mistakes its failing checks named ("Likely mistake [no_scale]"), and
-the mistakes the lesson's grader knows. From the records:
+known mistake the judge diagnosed in it (`Check.mistake`, from the
+judge's own result: never read from a message, which may quote the
+student's exception text), and the mistakes the lesson's grader knows. From
+the records:
 
-* `gradebook.csv`: student x lesson points, total and maximum;
+* `gradebook.csv`: student x lesson points, total and maximum; a cell
+  that a spreadsheet would run as a formula (a student folder named
+  `=HYPERLINK(...)`) is written as text (`cell`);
 * `class-report.md`: per check "passed by k of N", per known mistake
   "l16 no_scale: 12 of 40" (the same table `m2t grade --roster` prints);
 * `class-report.png`: both as bar charts, for slides.
@@ -47,8 +51,20 @@ either language."""
 
 
 def diagnosed(message: str) -> list[str]:
-    """The known mistakes a check's message names, in order."""
+    """The known mistakes a check's message names, in order (for trusted
+    messages only: a grade's diagnoses are `Check.mistake`)."""
     return DIAGNOSIS.findall(message)
+
+
+FORMULA_LEADS = ("=", "+", "-", "@", "\t", "\r")
+"""How a spreadsheet cell that runs as a formula starts (OWASP, CSV
+injection)."""
+
+
+def cell(text: str) -> str:
+    """`text` as a CSV cell a spreadsheet shows as text: one that starts
+    like a formula gets a leading single quote."""
+    return "'" + text if text.startswith(FORMULA_LEADS) else text
 
 
 GRADER_ERROR = tuple(
@@ -89,9 +105,9 @@ def record(
                 "name": c.name,
                 "points": c.points,
                 "status": c.status,
-                "mistakes": []
-                if c.status == "passed"
-                else sorted(set(diagnosed(c.message))),
+                "mistakes": [c.mistake]
+                if c.status == "failed" and c.mistake in r.mistakes
+                else [],
             }
             for c in r.checks
         ]
@@ -164,10 +180,11 @@ def build(records: Sequence[dict[str, Any]]) -> ClassReport:
             for known in lesson["known_mistakes"]:
                 mistakes.setdefault((tag, known), 0)
             made = set()
+            known = set(lesson["known_mistakes"])
             for check in lesson["checks"]:
                 key = (tag, check["name"])
                 checks[key] = checks.get(key, 0) + (check["status"] == "passed")
-                made.update(check["mistakes"])
+                made.update(set(check["mistakes"]) & known)
             for mistake in made:
                 mistakes[tag, mistake] = mistakes.get((tag, mistake), 0) + 1
     return ClassReport(students, lessons, max_points, points, checks, mistakes)
@@ -184,17 +201,20 @@ def write_gradebook(
     tmp = path.with_suffix(path.suffix + ".tmp")
     with open(tmp, "w", newline="", encoding="utf-8") as f:
         out = csv.writer(f)
-        out.writerow(["student", *report.lessons, "total", "max", "note"])
+        out.writerow(
+            ["student", *map(cell, report.lessons), "total", "max"] + ["note"]
+        )
         for name in report.students:
             row = [
                 f"{report.points.get((name, t), 0.0):g}" for t in report.lessons
             ]
             out.writerow(
-                [name, *row, f"{report.total(name):g}", f"{most:g}", ""]
+                [cell(name), *row, f"{report.total(name):g}", f"{most:g}", ""]
             )
         for name, why in failed.items():
             blank = [""] * len(report.lessons)
-            out.writerow([name, *blank, "", f"{most:g}", f"not graded: {why}"])
+            note = cell(f"not graded: {why}")
+            out.writerow([cell(name), *blank, "", f"{most:g}", note])
     tmp.replace(path)
 
 

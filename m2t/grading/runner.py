@@ -44,6 +44,7 @@ class Check:
     status: str
     message: str
     seconds: float
+    mistake: str = ""  # the known mistake the judge diagnosed, if any
 
     @property
     def score(self) -> float:
@@ -144,6 +145,7 @@ class _Collector:
             status=status,
             message=message,
             seconds=report.duration,
+            mistake=str(props.get("m2t_mistake", "")),
         )
         self.checks[report.nodeid] = check
         if self.on_check:
