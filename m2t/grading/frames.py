@@ -65,13 +65,12 @@ def decode(data: bytes) -> Any:
     header over `MAX_HEADER`, nesting deeper than `MAX_DEPTH`, more than
     `MAX_ARRAYS` arrays or a malformed frame: the judge's memory and time
     stay bounded by the frame's size."""
+    if len(data) < 8:
+        raise ValueError(f"a reply of {len(data)} bytes (its header takes 8)")
+    check_prefix(len(data), bytes(data[:8]))
     hlen, count = struct.unpack_from(">II", data, 0)
-    if hlen > MAX_HEADER or hlen > len(data) - 8:
-        raise ValueError(f"a reply header of {hlen} bytes (limit {MAX_HEADER})")
-    if count > MAX_ARRAYS:
-        raise ValueError(f"a reply of {count} arrays (limit {MAX_ARRAYS})")
     offset = 8
-    raw = data[offset : offset + hlen]
+    raw = bytes(data[offset : offset + hlen])
     if _depth(raw) > MAX_DEPTH:
         raise ValueError(f"a reply nested deeper than {MAX_DEPTH}")
     header = json.loads(raw)
@@ -83,7 +82,10 @@ def decode(data: bytes) -> Any:
         if n > len(data) - offset:
             raise ValueError("an array runs past the end of the reply")
         arrays.append(
-            np.load(io.BytesIO(data[offset : offset + n]), allow_pickle=False)
+            np.load(
+                io.BytesIO(memoryview(data)[offset : offset + n]),
+                allow_pickle=False,
+            )
         )
         offset += n
 
@@ -126,31 +128,59 @@ def send(stream, obj: Any) -> None:
     stream.flush()
 
 
-def read_exact(fd: int, n: int, deadline: float | None) -> bytes | None:
-    chunks, got = [], 0
+def read_into(fd: int, view: memoryview, deadline: float | None) -> bool:
+    """Fill `view` from `fd`; False at end of file; TimeoutError past
+    `deadline`."""
+    got, n = 0, len(view)
     while got < n:
         if deadline is not None:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([fd], [], [], left)[0]:
                 raise TimeoutError
-        chunk = os.read(fd, min(n - got, 1 << 20))
-        if not chunk:
-            return None
-        chunks.append(chunk)
-        got += len(chunk)
-    return b"".join(chunks)
+        count = os.readv(fd, [view[got : got + min(n - got, 1 << 20)]])
+        if not count:
+            return False
+        got += count
+    return True
+
+
+def read_exact(fd: int, n: int, deadline: float | None) -> bytes | None:
+    """`n` bytes from `fd`, or None at end of file."""
+    buf = bytearray(n)
+    return bytes(buf) if read_into(fd, memoryview(buf), deadline) else None
+
+
+def check_prefix(n: int, prefix: bytes) -> None:
+    """Refuse a frame of `n` bytes by its first 8 (the header's length and
+    the count of arrays), before its body is read: ValueError for a header
+    over `MAX_HEADER` or past the frame, or more than `MAX_ARRAYS`
+    arrays."""
+    hlen, count = struct.unpack(">II", prefix)
+    if hlen > MAX_HEADER or hlen > n - 8:
+        raise ValueError(f"a reply header of {hlen} bytes (limit {MAX_HEADER})")
+    if count > MAX_ARRAYS:
+        raise ValueError(f"a reply of {count} arrays (limit {MAX_ARRAYS})")
 
 
 def recv(fd: int, deadline: float | None = None) -> Any:
     """One frame from `fd`; None at end of file; TimeoutError past deadline;
-    ValueError for a frame over `MAX_FRAME` or one `decode` refuses."""
+    ValueError for a frame over `MAX_FRAME`, or one `decode` refuses. The
+    frame's length and its header's length are checked before the body is
+    read (a refused reply costs the judge 16 bytes), and the body is read
+    into one buffer of its size."""
     head = read_exact(fd, 8, deadline)
     if head is None:
         return None
     (n,) = struct.unpack(">Q", head)
     if n > MAX_FRAME:
         raise ValueError(f"a reply of {n} bytes (limit {MAX_FRAME})")
-    body = read_exact(fd, n, deadline)
-    if body is None:
+    if n < 8:
+        raise ValueError(f"a reply of {n} bytes (its header takes 8)")
+    frame = bytearray(n)
+    view = memoryview(frame)
+    if not read_into(fd, view[:8], deadline):
         return None
-    return decode(body)
+    check_prefix(n, bytes(view[:8]))
+    if not read_into(fd, view[8:], deadline):
+        return None
+    return decode(frame)
