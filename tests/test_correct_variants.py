@@ -34,6 +34,18 @@ VARIANTS: dict[str, tuple[str, list[tuple[str, str]]]] = {
             )
         ],
     ),
+    # d2l-PyTorch's head: AdaptiveAvgPool2d((1, 1)) then Flatten; the same
+    # logits, once refused by the layer table ("30 rows, expected 29").
+    "l02_nin_pool_keepdims_then_flatten": (
+        "l02",
+        [
+            (
+                "            layers.GlobalAveragePooling2D(),\n        ]",
+                "            layers.GlobalAveragePooling2D(keepdims=True),\n"
+                "            layers.Flatten(),\n        ]",
+            )
+        ],
+    ),
 }
 
 

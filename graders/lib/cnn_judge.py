@@ -194,8 +194,11 @@ RESHAPING = ("Flatten", "Reshape")
 def leaf_table(rows: Sequence[Row], input_shape: tuple[int, ...]) -> list[Row]:
     """`rows` with each run of Flatten and Reshape rows made one: dropped
     where it ends on the shape it started from (Flatten after
-    GlobalAveragePooling2D; d2l-zh's Reshape((1, 1, 10)) then Flatten), a
-    Flatten row where it ends flat, else one Reshape row."""
+    GlobalAveragePooling2D; d2l-zh's Reshape((1, 1, 10)) then Flatten) or
+    only drops the size-1 axes a global pooling kept (d2l-PyTorch's
+    AdaptiveAvgPool2d((1, 1)) then Flatten: the pooling row then shows the
+    flat shape, as without keepdims), a Flatten row where it ends flat,
+    else one Reshape row."""
     out: list[Row] = []
     before = tuple(input_shape)
     run: list[Row] = []
@@ -206,13 +209,23 @@ def leaf_table(rows: Sequence[Row], input_shape: tuple[int, ...]) -> list[Row]:
             continue
         if run:
             end = run[-1][1]
-            if end != before:
+            if out and _kept_ones(out[-1], end):
+                out[-1] = (out[-1][0], end)
+            elif end != before:
                 out.append(("Flatten" if len(end) == 2 else "Reshape", end))
             before, run = end, []
         if name:
             out.append((name, shape))
             before = shape
     return out
+
+
+def _kept_ones(row: Row, end: tuple[int, ...]) -> bool:
+    """Whether `row` is a global pooling whose output, its size-1 axes
+    dropped, is `end` (B, C): the pooling with keepdims=True."""
+    name, shape = row
+    squeezed = (shape[0], *(d for d in shape[1:] if d != 1))
+    return name.startswith("Global") and len(shape) > 2 and squeezed == end
 
 
 def expect_loss_falls(losses: Sequence[float], what: str) -> None:
