@@ -1,18 +1,23 @@
 """Grader for lesson 22: backpropagation through time for lesson 08's RNN,
-by hand, with d2l's regular truncation and clipping of the summed gradient.
+by hand, with truncation as it is practised and clipping of the summed
+gradient.
 
 Sizes: B=2 sequences, D=3 input features, U=4 hidden units, T=5 steps,
 Q=6 outputs (every axis its own size); truncation tau=2. Conventions: the
-loss is the mean over the B T tokens; the loss term of step t reaches
-steps t-tau+1 .. t; clipping scales all five summed gradients by one
-factor, min(1, theta / ||g||).
+loss is the mean over the B T tokens; truncation cuts the sequence into
+chunks of tau steps whose entering state is a constant (steps 1-2, 3-4, 5:
+lesson 07's sequential partitioning with the state detached), not d2l
+8.7.1.2's per-term truncation (the loss term of every step t reaching tau
+steps back from t), which is named when a submission computes it;
+clipping scales all five summed gradients by one factor, min(1, theta /
+||g||).
 
 Every gradient is judged against values the judge computes itself in
 float64: the grader's own derivation (one share per loss term and step,
-summed), and `tf.GradientTape` on the same forward pass (for tau, each
-loss term's chain restarted from a constant state tau steps back: a
-stop-gradient). The full gradient is also checked against centred
-differences of the student's own loss.
+summed), `tf.GradientTape` on the same forward pass (for tau, a
+stop-gradient on the state at each chunk boundary), and centred
+differences of the reference's loss. The lesson is graded where no
+autodiff library can be imported (curriculum.toml: by_hand).
 """
 
 from functools import partial
@@ -66,13 +71,25 @@ NO_TANH_SLOPE = Mistake(
 )
 TRUNCATION_IGNORED = Mistake(
     "truncation_ignored",
-    "tau is ignored: with tau given, the loss term of step t reaches only "
-    "steps t-tau+1 .. t (d2l's regular truncation), not every step back.",
+    "tau is ignored: with tau given, the sequence is cut into chunks of tau "
+    "steps and no gradient crosses from a chunk into the one before it.",
+)
+PER_TERM_TRUNCATION = Mistake(
+    "per_term_truncation",
+    "this is d2l 8.7.1.2's per-term truncation (the loss term of every step "
+    "t reaching tau steps back from t); this lesson truncates as training "
+    "does: chunks of tau steps, the state entering each chunk a constant, "
+    "so a loss term reaches back only to the start of its own chunk.",
 )
 TRUNCATION_OFF_BY_ONE = Mistake(
     "truncation_off_by_one",
-    "the truncation keeps tau + 1 steps: the loss term of step t reaches "
-    "tau steps, t-tau+1 .. t, the direct one included.",
+    "the chunks are tau + 1 steps long: with tau = 2 the cuts come before "
+    "steps 3 and 5 (1-based), every tau steps from the first.",
+)
+TANH_WRONG_STATE = Mistake(
+    "bptt_tanh_slope_of_previous_state",
+    "tanh's slope is taken at H_{t-1}, the state that went into step t: "
+    "it belongs to the state that came out of it, H_t = tanh(A_t).",
 )
 CLIP_BEFORE_SUM = Mistake(
     "clip_before_summing",
@@ -89,7 +106,9 @@ MISTAKES = (
     RECURRENT_DROPPED,
     NOT_ACCUMULATED,
     NO_TANH_SLOPE,
+    TANH_WRONG_STATE,
     TRUNCATION_IGNORED,
+    PER_TERM_TRUNCATION,
     TRUNCATION_OFF_BY_ONE,
     CLIP_BEFORE_SUM,
     CE_BATCH_ONLY,
@@ -99,10 +118,12 @@ CHAIN_MISTAKES = (
     RECURRENT_DROPPED,
     NOT_ACCUMULATED,
     NO_TANH_SLOPE,
+    TANH_WRONG_STATE,
 )
 TRUNCATION_MISTAKES = (
     *CHAIN_MISTAKES,
     TRUNCATION_IGNORED,
+    PER_TERM_TRUNCATION,
     TRUNCATION_OFF_BY_ONE,
 )
 
@@ -122,19 +143,33 @@ def ref_states(X, H0, params):
     return states, logits
 
 
+def _reaches(t, s, tau, mistake):
+    """Whether the loss term of step t (0-based) reaches step s <= t."""
+    if mistake is RECURRENT_DROPPED:
+        return s == t
+    if tau is None or mistake is TRUNCATION_IGNORED:
+        return True
+    if mistake is PER_TERM_TRUNCATION:  # d2l 8.7.1.2: tau back from t
+        return s > t - tau
+    size = tau + 1 if mistake is TRUNCATION_OFF_BY_ONE else tau
+    return s >= t // size * size  # back to the start of t's own chunk
+
+
 def _shares(X, states, params, dO, tau, mistake=None):
     """{(t, s): [dW_xh, dW_hh, db_h]}: what the loss term of step t gives
-    the recurrent weights at step s, in the order t = 0.., s = t, t-1, ..."""
-    reach = {TRUNCATION_IGNORED: None, RECURRENT_DROPPED: 1}.get(mistake, tau)
-    reach = X.shape[1] if reach is None else reach
-    reach += mistake is TRUNCATION_OFF_BY_ONE
+    the recurrent weights at step s, in the order t = 0.., s = t, t-1, ...
+    (one chain per loss term: the grader's derivation is independent of
+    the sweep a solution runs)."""
     back = "bu,uv->bv" if mistake is NOT_TRANSPOSED else "bu,vu->bv"
+    slope = 0 if mistake is TANH_WRONG_STATE else 1
     out = {}
     for t in range(X.shape[1]):
         g = np.einsum("bq,uq->bu", dO[:, t], params["W_hq"])
-        for s in range(t, max(t - reach, -1), -1):
+        for s in range(t, -1, -1):
+            if not _reaches(t, s, tau, mistake):
+                break
             if mistake is not NO_TANH_SLOPE:
-                g = g * (1 - states[s + 1] ** 2)
+                g = g * (1 - states[s + slope] ** 2)
             out[t, s] = [
                 np.einsum("bd,bu->du", X[:, s], g),
                 np.einsum("bv,bu->vu", states[s], g),
@@ -156,16 +191,21 @@ def ref_backward(X, H0, params, dO, tau=None, theta=None, mistake=None):
     """The five gradients, given dL/dlogits `dO` (B, T, Q)."""
     X, dO = np.asarray(X, np.float64), np.asarray(dO, np.float64)
     states, _ = ref_states(X, H0, params)
-    shares = list(_shares(X, states, params, dO, tau, mistake).values())
-    if mistake is CLIP_BEFORE_SUM:
-        shares = [
-            list(ref_clip(dict(zip(RECURRENT, s, strict=True)), theta).values())
-            for s in shares
+    shares = _shares(X, states, params, dO, tau, mistake)
+    per_step = [[0.0, 0.0, 0.0] for _ in range(X.shape[1])]
+    for (_, step), share in shares.items():  # summed over the loss terms
+        per_step[step] = [
+            a + b for a, b in zip(per_step[step], share, strict=True)
         ]
-    if mistake is NOT_ACCUMULATED:  # only the last share is left
-        recurrent = shares[-1]
+    if mistake is CLIP_BEFORE_SUM:
+        per_step = [
+            list(ref_clip(dict(zip(RECURRENT, s, strict=True)), theta).values())
+            for s in per_step
+        ]
+    if mistake is NOT_ACCUMULATED:  # a reverse sweep: step 0's share is left
+        recurrent = per_step[0]
     else:
-        recurrent = [sum(s[i] for s in shares) for i in range(3)]
+        recurrent = [sum(s[i] for s in per_step) for i in range(3)]
     hidden = np.stack(states[1:], axis=1)
     grads = dict(zip(RECURRENT, recurrent, strict=True))
     grads["W_hq"] = np.einsum("btu,btq->uq", hidden, dO)
@@ -199,24 +239,20 @@ def ref_loss_centred(X, Y, H0, params, key):
 # ------------------------------------ float64 references (tf.GradientTape)
 @reference
 def tape_backward(X, H0, params, dO, tau=None):
-    """The tape's gradients of sum(logits * dO); with tau, each loss term's
-    chain starts from the constant state tau steps back (a stop-gradient),
-    so only the steps t-tau+1 .. t are differentiated."""
+    """The tape's gradients of sum(logits * dO); with tau, the state that
+    enters each chunk of tau steps is a constant (a stop-gradient)."""
     import tensorflow as tf
 
-    states, _ = ref_states(X, H0, params)
-    reach = T if tau is None else tau
     x = tf.constant(np.asarray(X, np.float64))
 
     def total(W_xh, W_hh, b_h, W_hq, b_q):
-        out = []
+        h, out = tf.constant(np.asarray(H0, np.float64)), []
         for t in range(T):
-            start = max(t - reach + 1, 0)
-            h = tf.constant(states[start])  # the state before step `start`
-            for s in range(start, t + 1):
-                h = tf.tanh(x[:, s] @ W_xh + h @ W_hh + b_h)
+            if tau is not None and t % tau == 0:
+                h = tf.stop_gradient(h)  # a chunk begins
+            h = tf.tanh(x[:, t] @ W_xh + h @ W_hh + b_h)
             out.append(h @ W_hq + b_q)
-        return tf.stack(out, axis=1)  # (B, T, Q), each step its own chain
+        return tf.stack(out, axis=1)  # (B, T, Q)
 
     grads = tape_gradients(total, [params[k] for k in KEYS], dO)
     return dict(zip(KEYS, grads, strict=True))

@@ -2,48 +2,42 @@
 
 Lesson 08's RNN, unrolled over T steps, differentiated step by step. With
 inputs X_t (B, D) (one-hot tokens in lesson 08, where D = V) and the state
-H_0 given:
+H_0 given, the forward pass is
 
     A_t = X_t W_xh + H_{t-1} W_hh + b_h,    H_t = tanh(A_t)      (B, U)
     O_t = H_t W_hq + b_q                                        (B, Q)
     L   = (1 / (B T)) sum_{b, t} [logsumexp(o_bt) - o_bt[y_bt]]
 
 W_xh (D, U), W_hh (U, U), b_h (U,), W_hq (U, Q), b_q (Q,): the same weights
-at every step, so each weight's gradient is a sum over the steps. L is the
-mean over all B T tokens (d2l's 1/T sum_t, averaged over the batch too):
+at every step. L is the mean over all B T tokens (d2l's 1/T sum_t,
+averaged over the batch too). The backward pass is yours to derive (the
+hints carry the chain rule, one step at a time); what the grader fixes:
 
-    dO_t = (softmax(O_t) - onehot(Y_t)) / (B T)                 (B, Q)
-    dW_hq = sum_t H_t^T dO_t         db_q = sum_t (the rows of dO_t summed)
+- The full gradient is ONE reverse sweep over the steps, t = T, ..., 1,
+  carrying the gradient that reaches H_t from the later steps: its cost
+  is about that of the forward pass, O(T), not one chain per loss term
+  (O(T^2)).
+- Truncation (截断) as it is practised: the sequence is cut into chunks
+  of tau steps, steps 1..tau, tau+1..2 tau, ..., and the state entering
+  each chunk is a constant: no gradient crosses a chunk boundary. This is
+  lesson 07's sequential partitioning with the state detached between
+  minibatches (d2l's `detach`), here inside one sequence. It is not d2l
+  8.7.1.2's (9.7.1.2) "regular truncation", where the loss term of EVERY
+  step t reaches tau steps back from t: the two give different gradients.
+  tau = None (or tau >= T) is the full gradient. The output layer's
+  gradients are not truncated.
+- Gradient clipping (梯度裁剪, d2l 9.5): once the five gradients are
+  summed, scale them all together by min(1, theta / ||g||), with ||g||
+  the L2 norm of all five as one vector.
 
-The loss term of step t reaches the recurrent weights through H_t, then
-through H_{t-1}, H_{t-2}, ... (d2l 8.7.2 (9.7.2): powers of W_hh^T):
-
-    dH_t <- dO_t W_hq^T                  (B, U), the term's own output
-    for s = t, t-1, ...:
-        dA_s = dH_s * (1 - H_s^2)        (B, U), tanh' = 1 - tanh^2
-        dW_xh += X_s^T dA_s    dW_hh += H_{s-1}^T dA_s    db_h += rows of dA_s
-        dH_{s-1} = dA_s W_hh^T           (B, U), one step further back
-
-Truncation (截断, d2l 8.7.1.2 (9.7.1.2), "regular truncation"): the sum
-over s is cut after tau steps: the loss term of step t reaches steps s = t,
-t-1, ..., t-tau+1 only (H_{t-tau} is treated as a constant), so
-
-    dH_t/dw ~ sum_{i=t-tau+1}^{t} (prod_{j=i+1}^{t} dH_j/dH_{j-1}) df_i/dw.
-
-tau = None (or tau >= T) is the full gradient; tau = 1 keeps only each
-step's direct term. The output layer's gradients are not truncated.
-
-Gradient clipping (梯度裁剪, d2l 9.5): once the five gradients are summed,
-scale them all together by min(1, theta / ||g||), with ||g|| the L2 norm of
-all five as one vector. Clipping each step's share before summing is a
-different (and wrong) update.
-
-NumPy, like lesson 21: no tape computes anything for you. The grader checks
-your gradients against its own float64 derivation and against
-`tf.GradientTape` (truncation there: a stop-gradient tau steps back).
+NumPy, like lesson 21: no tape computes anything for you (this lesson is
+graded where no autodiff library can be imported). The grader checks your
+gradients against its own float64 derivation, against `tf.GradientTape`
+on its own forward pass (the chunks: a stop-gradient at each boundary),
+and against centred differences of its own loss.
 
 Reference: d2l 8.7 (9.7), "Backpropagation through time"; 8.5 (9.5) for
-the clipping.
+the clipping; 8.3.4 (9.3.4) for sequential partitioning.
 """
 
 import numpy as np
@@ -115,11 +109,11 @@ def sequence_cross_entropy(logits, Y):
         raise ValueError(
             f"`Y` must have shape {logits.shape[:2]}, got shape {Y.shape}"
         )
-    # TODO(l22): L = the mean over the B T tokens of logsumexp(o_bt) -
-    #   o_bt[y_bt], and dO = (softmax(O) - onehot(Y)) / (B T): logits (B, T,
-    #   Q), Y (B, T) -> loss float, dlogits (B, T, Q). Stable for logits of
-    #   1e4. Return (loss, dlogits). Our solution is about 7 lines.
-    #   中文：对全部 B T 个词元平均的交叉熵，梯度除以 B T。
+    # TODO(l22): the module docstring's L, the mean over all B T tokens, and
+    #   dL/dlogits, derived by you: logits (B, T, Q), Y (B, T) -> loss float,
+    #   dlogits (B, T, Q). Stable for logits of 1e4. Return (loss, dlogits).
+    #   Our solution is about 7 lines.
+    #   中文：对全部 B T 个词元平均的交叉熵，以及你自己推导的 dL/dlogits。
     # BEGIN SOLUTION
     shifted = logits - logits.max(axis=-1, keepdims=True)  # (B, T, Q), <= 0
     exp = np.exp(shifted)
@@ -163,8 +157,9 @@ def rnn_backward(dlogits, cache, tau: int | None = None, theta=None):
     Args:
         dlogits: `(B, T, Q)`, dL/dlogits.
         cache: what `rnn_forward` returned beside the logits.
-        tau: int >= 1, the truncation (the loss term of step t reaches
-            steps t-tau+1 .. t), or None for the full gradient.
+        tau: int >= 1, the chunk length of the truncation (the state
+            entering steps tau+1, 2 tau+1, ... is a constant), or None for
+            the full gradient.
         theta: float > 0, clip the summed gradients to this global norm,
             or None for no clipping.
 
@@ -176,20 +171,20 @@ def rnn_backward(dlogits, cache, tau: int | None = None, theta=None):
         raise ValueError(f"`tau` must be an int >= 1 or None, got {tau!r}")
     if theta is not None and not theta > 0:
         raise ValueError(f"`theta` must be positive or None, got {theta!r}")
-    # TODO(l22): the module docstring's backward pass: for each step t, the
-    #   output layer's share of dO_t (B, Q), then dH_t (B, U) sent back
-    #   through the tau most recent steps s = t, t-1, ..., t-tau+1 (and s >=
-    #   1), adding each step's share to dW_xh (D, U), dW_hh (U, U), db_h
-    #   (U,); tau = None means every step back to the first. Then, when theta
-    #   is given, clip the summed gradients with clip_by_global_norm. dlogits
-    #   (B, T, Q) -> grads dict[each name of KEYS -> its weight's shape].
-    #   Our solution is about 25 lines (the five zero arrays take 7).
-    #   中文：通过时间反向传播：每步的梯度沿 W_hh^T 往回传至多 tau 步，
-    #   各步份额相加，最后裁剪一次。
+    # TODO(l22): the gradients of the five weights in ONE reverse sweep, t =
+    #   T .. 1, O(T): dlogits (B, T, Q) and the cache -> grads dict[each name
+    #   of KEYS -> its weight's shape], carrying from step to step the
+    #   gradient (B, U) that reaches H_t from the later steps. With tau, no
+    #   gradient crosses into the previous chunk of tau steps (the module
+    #   docstring's cut). Then, when theta is given, clip the summed
+    #   gradients with clip_by_global_norm. Our solution is about 20 lines
+    #   (the five zero arrays take 7).
+    #   中文：一次反向扫描（O(T)）求五个权重的梯度，逐步携带从后面
+    #   时间步传到 H_t 的梯度；给了 tau 时梯度不跨过长为 tau 的块的边界；
+    #   最后裁剪一次。
     # BEGIN SOLUTION
     X, states, W_hh, W_hq = cache
     T = X.shape[1]
-    tau = T if tau is None else int(tau)
     grads = {
         "W_xh": np.zeros((X.shape[2], W_hh.shape[0])),
         "W_hh": np.zeros_like(W_hh),
@@ -197,21 +192,23 @@ def rnn_backward(dlogits, cache, tau: int | None = None, theta=None):
         "W_hq": np.zeros_like(W_hq),
         "b_q": np.zeros(W_hq.shape[1]),
     }
-    for t in range(T):  # the loss term of step t (0-based)
+    dH_next = np.zeros_like(states[0])  # from steps after t, (B, U)
+    for t in range(T - 1, -1, -1):  # one reverse sweep (0-based steps)
         dO = dlogits[:, t]  # (B, Q)
         grads["W_hq"] += states[t + 1].T @ dO  # (U, Q)
         grads["b_q"] += dO.sum(axis=0)
-        dH = dO @ W_hq.T  # dl_t/dH_t, (B, U)
-        for s in range(t, max(t - tau, -1), -1):  # the tau latest steps
-            dA = dH * (1.0 - states[s + 1] ** 2)  # through tanh, (B, U)
-            step = {
-                "W_xh": X[:, s].T @ dA,  # (D, U)
-                "W_hh": states[s].T @ dA,  # H_{s-1}^T dA_s, (U, U)
-                "b_h": dA.sum(axis=0),  # (U,)
-            }
-            for name, g in step.items():
-                grads[name] += g  # the same weights at every step: sum
-            dH = dA @ W_hh.T  # on to H_{s-1}, (B, U)
+        dH = dO @ W_hq.T + dH_next  # all that reaches H_t, (B, U)
+        dA = dH * (1.0 - states[t + 1] ** 2)  # through tanh, (B, U)
+        step = {
+            "W_xh": X[:, t].T @ dA,  # (D, U)
+            "W_hh": states[t].T @ dA,  # H_{t-1}^T dA_t, (U, U)
+            "b_h": dA.sum(axis=0),  # (U,)
+        }
+        for name, g in step.items():
+            grads[name] += g  # the same weights at every step: sum
+        dH_next = dA @ W_hh.T  # on to H_{t-1}, (B, U)
+        if tau is not None and t % tau == 0:
+            dH_next = np.zeros_like(dH_next)  # a chunk begins: cut here
     return grads if theta is None else clip_by_global_norm(grads, theta)
     # END SOLUTION
 
