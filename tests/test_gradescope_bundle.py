@@ -32,7 +32,7 @@ from tests.reachable_python import reachable_python
 
 ATTACKS = Path(__file__).parent / "attacks"
 
-pytestmark = pytest.mark.skipif(
+as_root = pytest.mark.skipif(
     os.geteuid() != 0, reason="the worker's uid is switched only by root"
 )
 
@@ -116,6 +116,25 @@ def run(root: Path, without: str, python: str) -> subprocess.CompletedProcess:
     )
 
 
+def test_one_bundle_per_lesson(tmp_path):
+    """`build_each`: a zip per lesson, each grading its lesson only."""
+    from m2t import curriculum
+    from m2t.authoring import gradescope
+
+    written = gradescope.build_each(
+        tmp_path, curriculum.select(["15", "16"]), lang="en"
+    )
+    assert [p.name for p in written] == ["l15.zip", "l16.zip"]
+    for path, tag in zip(written, ("l15", "l16"), strict=True):
+        with zipfile.ZipFile(path) as z:
+            script = z.read("run_autograder").decode()
+            names = set(z.namelist())
+        assert f"LESSONS=({tag})" in script
+        assert "solutions/questions_key/l16.toml" in names
+        assert not [n for n in names if n.startswith("solutions/l")]
+
+
+@as_root
 @pytest.mark.parametrize(
     "without",
     ["namespaces", "namespaces,landlock", "namespaces,unprivileged"],

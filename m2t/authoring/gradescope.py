@@ -151,6 +151,28 @@ def build(
     return names
 
 
+def build_each(
+    folder: Path,
+    lessons: Sequence[curriculum.Lesson] = (),
+    lang: str = "submission",
+) -> list[Path]:
+    """One bundle per lesson (the recommended layout: one Gradescope
+    assignment per lesson, each within Gradescope's default memory and
+    time), `folder/lNN.zip` for each of `lessons` (every lesson when
+    empty); returns the zips written.
+
+    Raises:
+        ValueError: `lang` is not one of GRADING_LANGS.
+    """
+    run_autograder((), lang)  # refuse a bad `lang` before writing
+    written = []
+    for lesson in lessons or curriculum.lessons():
+        path = Path(folder) / f"{lesson.tag}.zip"
+        build(path, [lesson], lang)
+        written.append(path)
+    return written
+
+
 def preflight(report: Path) -> str:
     """Before grading: '' where this machine offers the course's minimum
     sandbox; else the refusal (in the run's language), also written to
