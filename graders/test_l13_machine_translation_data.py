@@ -162,6 +162,13 @@ def run_truncate_pad(m, line, num_steps, pad):
 
 
 @lesson.probe
+def caller_line_after_truncate_pad(m, line, num_steps, pad):
+    """The caller's list after `truncate_pad` returned."""
+    m.truncate_pad(line, num_steps, pad)
+    return list(line)
+
+
+@lesson.probe
 def run_build_array(m, lines, vocab, num_steps):
     try:
         array, valid_len = m.build_array_nmt(lines, vocab, num_steps)
@@ -224,9 +231,11 @@ PREPROCESS_CASES = {
     "mark_second": ("I.\tOk!", "i .\tok !"),  # index 1 follows index 0
 }
 
-CORPUS = (
+CORPUS = (  # as the Tatoeba files have it: a third column, stray lines
     "go .\tva !\n"
-    "i lost .\tj'ai perdu .\n"
+    "\n"  # lines without a tab count as no pair (not as a line of the
+    "\n"  # limit: with num_examples=2, two pairs still come back)
+    "i lost .\tj'ai perdu .\tCC-BY 2.0 (France) Attribution: tatoeba.org\n"
     "he's calm .\til est calme .\n"
     "i'm home .\tje suis chez moi .\n"
 )
@@ -325,6 +334,17 @@ def test_truncate_pad(line, num_steps):
             ref_truncate_pad, line, num_steps, 1, pick=np.array
         ),
         hint=say("l13.truncate_pad_hint"),
+    )
+
+
+@pytest.mark.parametrize(
+    "line,num_steps", [([47, 4], 5), ([5, 6, 7, 8], 2)], ids=["pad", "cut"]
+)
+def test_truncate_pad_leaves_the_callers_line_alone(line, num_steps):
+    after = caller_line_after_truncate_pad(list(line), num_steps, 1)
+    expect(
+        after == line,
+        say("l13.caller_line", line=line, num_steps=num_steps, after=after),
     )
 
 
