@@ -85,6 +85,19 @@ def pytest_configure(config: pytest.Config) -> None:
         _probe.set_runner(_probe.InProcessRunner(folder))
 
 
+def pytest_collection_modifyitems(
+    config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    """A plain `pytest graders/...` (no `--timeout`) gives each check the
+    lesson's limit, `settings.LESSON_TIMEOUT`, not the project's suite
+    default from pyproject.toml; `m2t grade` passes its own limits."""
+    if config.getoption("timeout", None) is not None:
+        return
+    for item in items:
+        if item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(settings.LESSON_TIMEOUT))
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     close = getattr(_probe.runner(), "close", None)
     if close is not None:
