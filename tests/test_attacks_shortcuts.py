@@ -253,3 +253,31 @@ def test_l19_judges_tables_it_never_shipped(tmp_path):
         assert all(t["status"] == "passed" for t in honest.values()), {
             n: t["output"] for n, t in honest.items() if t["status"] != "passed"
         }
+
+
+def test_a_blind_letter_earns_about_a_quarter_of_the_one_of_points(tmp_path):
+    """The same letter for every one-of question, none read
+    (tests/attacks/blind_guess: "A"), graded by the real command: about a
+    quarter of the one-of points, as four options give by chance; and no
+    other letter does much better (the key is balanced, not just moved
+    off A)."""
+    from m2t import questions
+
+    bank = questions.bank()
+    one_of = {q.id: q.points for q in bank.values() if q.kind == "one_of"}
+    total = sum(one_of.values())
+    text = (ATTACKS / "blind_guess" / "answers.toml").read_text()
+    shares = {}
+    for letter in "ABCD":
+        folder = submission(
+            tmp_path,
+            letter,
+            {"answers.toml": text.replace('"A"', f'"{letter}"')},
+        )
+        tests = graded(folder, "questions", SEEDS[0], tmp_path)
+        picked = [n for n in tests if n[len("test_question[") : -1] in one_of]
+        assert len(picked) == len(one_of), sorted(tests)[:5]
+        shares[letter] = points(tests, picked) / total
+    print(shares)
+    assert shares["A"] <= 0.3, shares
+    assert max(shares.values()) <= 0.35, shares
