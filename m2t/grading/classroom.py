@@ -265,9 +265,8 @@ def outputs(
 def worst_case(results: Sequence[LessonResult]) -> list[LessonResult]:
     """The same checks at their largest, for measuring (`BUDGET`): each one
     (skipped ones too) an error of the grader itself, so its lesson's runner
-    carries a message as well, run for a day, its name and message long and
-    full of what JSON and UTF-8 widen (quotes, backslashes, CJK), past the
-    caps."""
+    carries a message as well, its name and message long and full of what
+    JSON and UTF-8 widen (quotes, backslashes, CJK), past the caps."""
     wide = '"\\中' * (MESSAGE_BYTES + NAME_BYTES)
     message = classreport.GRADER_ERROR[0] + "\n".join([wide] * 4)
     return [
@@ -279,7 +278,6 @@ def worst_case(results: Sequence[LessonResult]) -> list[LessonResult]:
                     name=c.name + wide,
                     status="error",
                     message=message,
-                    seconds=86_400.0,
                 )
                 for c in r.checks
             ],
