@@ -19,8 +19,13 @@ from typing import Any
 
 import numpy as np
 
-MAX_FRAME = 256 << 20
-"""The largest reply (arrays included) the judge reads."""
+MAX_FRAME = 16 << 20
+"""The largest reply (arrays included) the judge reads: 16 MiB, 200 times
+the largest reply of the reference solutions (83 kB, l20's layer
+contract; then l20's decoder, 52 kB: every probe's reply encoded while
+grading l01-l22 with `--impl solutions`). The capstones' replies (a
+training curve, one character's log-probabilities, translations of the
+held-out sentences) are of the same order."""
 MAX_HEADER = 1 << 20
 """The largest JSON part of a reply (the arrays travel beside it)."""
 MAX_DEPTH = 32
