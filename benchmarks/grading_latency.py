@@ -90,6 +90,7 @@ def cold(lesson, runs: int) -> list[str]:
             "m2t",
             "grade",
             lesson.id,
+            "--unconfined",
             "--impl",
             str(folder),
         ]

@@ -78,7 +78,7 @@ def test_grade_untouched_lessons_reports_not_started(m2t, tmp_path):
 
 def test_a_syntax_error_costs_only_that_lesson(m2t, tmp_path):
     (tmp_path / "l16_attention_scoring.py").write_text("def broken(:\n")
-    result = m2t("grade", "16", "--impl", str(tmp_path))
+    result = m2t("grade", "16", "--unconfined", "--impl", str(tmp_path))
     assert result.returncode == 1
     assert "l16: syntax error at" in result.stdout
 
@@ -134,3 +134,62 @@ def test_every_command_group_registers_itself():
             == group.__name__
         }
         assert names, f"{group.__name__} registered no command"
+
+
+def test_lang_alone_switches_and_remembers(m2t, tmp_path, monkeypatch):
+    # a course folder of its own: the language is saved in its .m2t/lang
+    monkeypatch.setenv("M2T_ROOT", str(tmp_path))
+    result = m2t("--lang", "zh")
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / ".m2t" / "lang").read_text().strip() == "zh"
+    assert ".m2t/lang" in result.stdout and "输出" in result.stdout
+    assert m2t("--lang", "en").returncode == 0
+    assert (tmp_path / ".m2t" / "lang").read_text().strip() == "en"
+    nothing = m2t()  # no command and no --lang is still an error
+    assert nothing.returncode == 2
+    assert "required: command" in nothing.stderr
+
+
+def test_an_impl_that_is_no_folder_is_one_line(m2t):
+    result = m2t("grade", "01", "--impl", "nowhere")
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.splitlines() == [
+        result.stderr.strip()
+    ] and result.stderr.startswith("m2t: error: --impl 'nowhere': no such")
+    assert "INTERNALERROR" not in result.stderr
+
+
+def test_an_impl_outside_the_course_is_refused_unless_unconfined(m2t, tmp_path):
+    from m2t import ROOT
+
+    lesson = curriculum.find("01")
+    (tmp_path / lesson.filename).write_text(
+        (ROOT / "solutions" / lesson.filename).read_text()
+    )
+    refused = m2t("grade", "01", "--impl", str(tmp_path))
+    assert refused.returncode == 2
+    assert f"m2t grade --submission {tmp_path}" in refused.stderr
+    assert "--unconfined" in refused.stderr
+    assert "Traceback" not in refused.stderr and refused.stdout == ""
+    trusted = m2t("grade", "01", "--unconfined", "--impl", str(tmp_path))
+    assert trusted.returncode == 0, trusted.stdout + trusted.stderr
+
+
+@pytest.mark.parametrize(
+    "readme",
+    [
+        "README.md",
+        "README.zh.md",
+        "m2t/authoring/templates/README.student.md",
+        "m2t/authoring/templates/README.student.zh.md",
+    ],
+)
+def test_readmes_grade_students_work_with_submission(readme):
+    from m2t import ROOT
+
+    text = (ROOT / readme).read_text(encoding="utf-8")
+    assert "--impl path/to/submission" not in text
+    for line in text.splitlines():
+        if "--impl" in line and "m2t grade" in line:
+            assert "--impl solutions" in line or "--unconfined" in line, line

@@ -144,7 +144,15 @@ def test_a_mistake_outside_the_catalogue_gets_a_property_not_a_label(
     text = mutate(solution.read_text(encoding="utf-8"), OUTSIDE[name], name)
     (tmp_path / solution.name).write_text(text, encoding="utf-8")
     report = tmp_path / "results.json"
-    m2t("grade", "16", "--impl", str(tmp_path), "--report", str(report))
+    m2t(
+        "grade",
+        "16",
+        "--unconfined",
+        "--impl",
+        str(tmp_path),
+        "--report",
+        str(report),
+    )
     tests = json.loads(report.read_text())["tests"]
     failing = [t["output"] for t in tests if t.get("status") == "failed"]
     assert failing, f"{name} was not caught"

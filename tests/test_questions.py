@@ -534,7 +534,13 @@ def test_grade_questions_end_to_end(m2t, tmp_path):
         encoding="utf-8",
     )
     result = m2t(
-        "grade", "questions", "--impl", str(submission), "--report", str(report)
+        "grade",
+        "questions",
+        "--unconfined",
+        "--impl",
+        str(submission),
+        "--report",
+        str(report),
     )
     assert result.returncode == 1
     assert "Traceback" not in result.stdout + result.stderr

@@ -191,6 +191,7 @@ def test_hostile_submission_gets_the_right_grade_and_the_grader_survives(
     expected = m2t(
         "grade",
         "16",
+        "--unconfined",
         "--impl",
         str(twin),
         "--report",

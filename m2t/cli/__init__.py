@@ -33,6 +33,7 @@ from m2t import settings
 from m2t.cli import dev
 from m2t.cli import grade
 from m2t.cli import questions
+from m2t.cli import scope
 from m2t.cli import student
 from m2t.cli import train
 
@@ -149,11 +150,37 @@ def build_parser() -> argparse.ArgumentParser:
         "--lang", choices=i18n.LANGUAGES, help=i18n.text("cli.lang_help")
     )
     sub = parser.add_subparsers(
-        dest="command", required=True, title=i18n.text("help.commands")
+        dest="command", required=False, title=i18n.text("help.commands")
     )
     for group in GROUPS:
         group.register(sub)
+    shown = scope.shown(sub)
+    if len(shown) < len(sub.choices):  # help lists none of scope.hide's
+        sub.metavar = "{" + ",".join(shown) + "}"
     return parser
+
+
+def _parse(
+    parser: argparse.ArgumentParser, argv: Sequence[str] | None
+) -> argparse.Namespace:
+    """`argv` parsed; a hidden command (scope.hide) takes any arguments,
+    every other refuses one it does not know as `parse_args` would. No
+    command is an error too, except `m2t --lang zh` alone, which only
+    switches the language."""
+    args, extra = parser.parse_known_args(argv)
+    if extra and not scope.is_hidden(args):
+        parser.error(
+            i18n.MESSAGES.entries("en")["argparse.unrecognized"].format(
+                args=" ".join(extra)
+            )
+        )
+    if args.command is None and not args.lang:
+        parser.error(
+            i18n.MESSAGES.entries("en")["argparse.required"].format(
+                names="command"
+            )
+        )
+    return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -161,10 +188,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             with i18n.using(_lang_in(argv)):
                 parser = build_parser()
-                args = parser.parse_args(argv)
+                args = _parse(parser, argv)
             if args.lang:
                 i18n.choose(args.lang)
             with i18n.using(args.lang):
+                if args.command is None:  # `m2t --lang zh`: switched
+                    print(i18n.text("cli.lang_saved", language=args.lang))
+                    return 0
                 return int(args.func(args) or 0)
         except ValueError as exc:
             print(_error(exc), file=sys.stderr)

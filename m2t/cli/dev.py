@@ -268,6 +268,7 @@ def _make_fixtures(sub: argparse._SubParsersAction, text: str) -> None:
 
 
 def _release(sub: argparse._SubParsersAction, text: str) -> None:
+    # registered in the full repository only (register): m2t.authoring
     from m2t.authoring.gradescope import GRADING_LANGS  # stdlib only
 
     rel = sub.add_parser("release", help=text)
@@ -342,7 +343,15 @@ OLD_NAMES = ("make-lessons", "check", "mutants", "release")
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add `m2t dev` with the authoring commands, and each of them at the
-    top level too under its old name."""
+    top level too under its old name; where the course folder is not the
+    full repository (the student edition), each of those is hidden and
+    says it needs the full repository."""
+    from m2t.cli import scope
+
+    if not scope.full_repository():
+        for name in ("dev", *OLD_NAMES):
+            scope.hide(sub, name, "cli.full_repository")
+        return
     dev = sub.add_parser(
         "dev",
         help=i18n.text("help.dev.command"),

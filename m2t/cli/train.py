@@ -83,7 +83,13 @@ def _setting(text: str) -> tuple[str, object]:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add `train` to the `m2t` parser."""
+    """Add `train` to the `m2t` parser (hidden where training/ or
+    solutions/ is missing: the student edition)."""
+    from m2t.cli import scope
+
+    if not scope.training():
+        scope.hide(sub, "train", "cli.train_full_repository")
+        return
 
     def say(key: str) -> str:
         return i18n.text(f"help.train.{key}")

@@ -35,6 +35,29 @@ def resolve(impl: str | Path) -> Path:
     return folder
 
 
+def confined(impl: str | Path, unconfined: bool = False) -> Path:
+    """The folder of `impl` (`resolve`) for grading in this process: one
+    inside the course folder, or anywhere with `unconfined`.
+
+    A folder outside the course folder is someone else's work: `m2t grade
+    --submission` grades it in a sandboxed worker; here it would run
+    unconfined in the grader's own process.
+
+    Raises:
+        ValueError: naming `impl` when it is no such folder, or lies
+            outside the course folder and `unconfined` is False.
+    """
+    folder = resolve(impl)
+    root = ROOT.resolve()
+    if not unconfined and not folder.is_relative_to(root):
+        raise ValueError(
+            i18n.text(
+                "cli.impl_outside", impl=str(impl), folder=folder, root=root
+            )
+        )
+    return folder
+
+
 _CACHE: dict[Path, tuple[int, ModuleType]] = {}
 
 
