@@ -144,13 +144,19 @@ def rng(grade_seed: int) -> np.random.Generator:
     return np.random.default_rng(grade_seed)
 
 
-def status_of(excinfo: pytest.ExceptionInfo | None) -> tuple[str, str]:
-    """(status, one-line-or-more message) of a check's outcome."""
+def status_of(
+    excinfo: pytest.ExceptionInfo | None, tag: str = "?"
+) -> tuple[str, str]:
+    """(status, one-line-or-more message) of a check's outcome; `tag` (the
+    lesson's, "l16") leads the message of a check stopped at its limit."""
     if excinfo is None:
         return "passed", ""
     exc = excinfo.value
     if isinstance(exc, _probe.ProbeFailure):
         return exc.status, str(exc)
+    limit = _probe.time_limit(exc)  # in the judge's own code
+    if limit is not None:
+        return "error", str(_probe.time_limit_error(tag, limit))
     if isinstance(exc, CheckFailed):
         return "failed", str(exc)
     if isinstance(exc, AssertionError):
@@ -170,7 +176,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         return
     marker = item.get_closest_marker("points")
     points = float(marker.args[0]) if marker else 1.0
-    status, message = status_of(call.excinfo)
+    tag = item.path.stem.removeprefix("test_").split("_", 1)[0]
+    status, message = status_of(call.excinfo, tag)
     if report.failed and (
         status != "error" or isinstance(call.excinfo.value, _probe.ProbeFailure)
     ):

@@ -70,6 +70,54 @@ def _todo_line(path: str, line: int) -> int:
     return line
 
 
+class TimeLimit(StudentError):
+    """A check stopped at its time limit: the limit, never a line of the
+    student's code (where the clock ran out is no fault found there)."""
+
+
+_TIME_LIMIT = re.compile(r"Timeout \(>([0-9.]+)s\) from pytest-timeout")
+"""pytest-timeout's interruption of a check (the limit in seconds)."""
+
+
+def time_limit(exc: BaseException | None) -> float | None:
+    """The limit, in seconds, where `exc` is pytest-timeout stopping a
+    check, or what it was raised from or during (code that catches the
+    interruption and raises another error); else None."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        found = _TIME_LIMIT.search(str(exc))
+        if found:
+            return float(found.group(1))
+        seconds = _in_timeout_handler(exc.__traceback__)
+        if seconds is not None:
+            return seconds
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def _in_timeout_handler(tb) -> float | None:
+    """The limit where a traceback passes through pytest-timeout's alarm
+    handler: there it raises its own failure, or, in a pytest session
+    without a terminal (the runner's), fails looking for one, and the
+    error it raises instead carries no word of the limit."""
+    while tb is not None:
+        frame = tb.tb_frame
+        if frame.f_globals.get("__name__") == "pytest_timeout":
+            seconds = getattr(frame.f_locals.get("settings"), "timeout", None)
+            if seconds:
+                return float(seconds)
+        tb = tb.tb_next
+    return None
+
+
+def time_limit_error(tag: str, seconds: float) -> TimeLimit:
+    """What a student reads when a check of `tag` reached its limit."""
+    return TimeLimit(
+        i18n.text("probe.time_limit", tag=tag, seconds=f"{seconds:g}")
+    )
+
+
 def explain_exception(
     exc: BaseException, tag: str, folder: Path
 ) -> ProbeFailure:
@@ -80,8 +128,13 @@ def explain_exception(
     LINE)"; one raised deeper (TensorFlow refusing NumPy on a symbolic
     tensor) is an error like any other. Any other exception becomes "l16:
     your code raised TYPE at FILE:LINE (in FUNCTION): MESSAGE", the message
-    unwrapped from what Keras puts around it (the cause kept).
+    unwrapped from what Keras puts around it (the cause kept). A check
+    stopped at its time limit says so, with the limit and how to raise it,
+    and names no line: the clock ran out there, no fault was found.
     """
+    limit = time_limit(exc)
+    if limit is not None:
+        return time_limit_error(tag, limit)
     folder = folder.resolve()
     stack = traceback.extract_tb(exc.__traceback__)
     frames = [
