@@ -9,6 +9,10 @@ key is not shipped (the student edition), a readable answer is recorded and
 with their own code; their expected values come from the reference formulas
 in `m2t.questions.experiments`, so they are graded in every edition.
 
+Before the instructor's `feedback_after` deadline
+(`m2t.questions.feedback`), a readable answer's check is skipped with the
+same words whether it is right or wrong.
+
 Unanswered questions all carry one first line, the count ("72 of 79
 questions not answered yet"), so the report shows it once rather than a
 line per question; a free-text question answered with text only keeps its
@@ -24,9 +28,13 @@ from graders.lib.messages import say
 from m2t import questions
 from m2t.grading import probe as _probe
 from m2t.questions import expected_value
+from m2t.questions import feedback
 
 BANK = questions.bank()
 KEY = questions.load_key()
+HIDDEN_UNTIL = feedback.hidden_until()
+"""The instructor's deadline while it is ahead (`m2t.questions.feedback`):
+until then no verdict of a readable answer is shown."""
 
 
 # ------------------------------------------------------------------ check
@@ -87,6 +95,16 @@ def test_question(qid, record_property):
     )
     if verdict.text.strip():
         record_property("free_text", verdict.text.strip())
+    deadline = HIDDEN_UNTIL
+    if deadline is not None and verdict.status in ("correct", "wrong"):
+        # the same words for a right and a wrong answer (feedback.py)
+        pytest.skip(
+            say(
+                "questions.hidden",
+                qid=qid,
+                deadline=deadline.isoformat(timespec="minutes"),
+            )
+        )
     if verdict.status == "correct":
         return
     if verdict.status == "not_answered":

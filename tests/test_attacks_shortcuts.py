@@ -281,3 +281,47 @@ def test_a_blind_letter_earns_about_a_quarter_of_the_one_of_points(tmp_path):
     print(shares)
     assert shares["A"] <= 0.3, shares
     assert max(shares.values()) <= 0.35, shares
+
+
+def test_no_verdict_before_the_instructors_deadline(tmp_path):
+    """Per-question feedback finds a one-of key by elimination in a few
+    grades. Before `feedback_after` a right and a wrong answer to q16_2
+    get the same words and neither counts; after it they are judged."""
+    from m2t.questions import feedback
+
+    key = questions_key("q16_2")
+    wrong = "ABCD".replace(key, "")[0]
+    folders = {
+        letter: submission(
+            tmp_path,
+            f"answer_{letter}",
+            {"answers.toml": f'[q16_2]\nanswer = "{letter}"\n'},
+        )
+        for letter in (key, wrong)
+    }
+
+    def q16_2(folder: Path, deadline: str, seed: int) -> dict:
+        os.environ[feedback.FEEDBACK_ENV] = deadline
+        try:
+            return graded(folder, "questions", seed, tmp_path)[
+                "test_question[q16_2]"
+            ]
+        finally:
+            del os.environ[feedback.FEEDBACK_ENV]
+
+    ahead = "2999-01-01T00:00:00+00:00"
+    before = {k: q16_2(f, ahead, SEEDS[0]) for k, f in folders.items()}
+    right, other = before[key], before[wrong]
+    assert right["output"] == other["output"], before
+    assert "shown after 2999-01-01T00:00+00:00" in right["output"]
+    assert right["score"] == other["score"] == right["max_score"] == 0
+    past = "2000-01-01T00:00:00+00:00"
+    after = {k: q16_2(f, past, SEEDS[1]) for k, f in folders.items()}
+    assert after[key]["score"] == 1 and after[key]["status"] == "passed"
+    assert after[wrong]["score"] == 0 and after[wrong]["status"] == "failed"
+
+
+def questions_key(qid: str) -> str:
+    from m2t import questions
+
+    return questions.load_key()[qid].answer

@@ -619,3 +619,36 @@ def test_an_unquoted_answer_is_told_to_quote_its_text(tmp_path):
     assert 'text goes in quotes: answer = "(2, 3, 6)"' in message
     path.write_text('[q16_4]\nanswer = "(2, 3, 6)\n', encoding="utf-8")
     assert "quotes:" not in Q.read_answers(path).errors["q16_4"]
+
+
+def test_the_feedback_deadline_is_read_from_its_setting(tmp_path, monkeypatch):
+    """`feedback_after`: curriculum.toml's [questions] date-time, or
+    $M2T_FEEDBACK_AFTER for a run; verdicts are hidden while it is ahead;
+    a date-time without its offset is refused, naming where it was set."""
+    import datetime as dt
+
+    from m2t.questions import feedback
+
+    monkeypatch.delenv(feedback.FEEDBACK_ENV, raising=False)
+    course = tmp_path / "curriculum.toml"
+    course.write_text(
+        '[questions]\nmodule = "questions"\nfeedback_after = '
+        "2026-12-20T23:59:00+08:00\n"
+    )
+    deadline = feedback.feedback_after(course)
+    assert deadline == dt.datetime(2026, 12, 20, 15, 59, tzinfo=dt.timezone.utc)
+    course.write_text('[questions]\nfeedback_after = "2026-12-20T23:59"\n')
+    with pytest.raises(ValueError, match=r"\[questions\] feedback_after"):
+        feedback.feedback_after(course)
+    course.write_text('[questions]\nmodule = "questions"\n')
+    assert feedback.feedback_after(course) is None
+    monkeypatch.setenv(feedback.FEEDBACK_ENV, "2030-01-01T00:00:00+00:00")
+    when = dt.datetime(2030, 1, 1, tzinfo=dt.timezone.utc)
+    assert feedback.feedback_after(course) == when
+    assert feedback.hidden_until(when - dt.timedelta(seconds=1)) == when
+    assert feedback.hidden_until(when) is None
+    monkeypatch.setenv(feedback.FEEDBACK_ENV, "none")
+    assert feedback.hidden_until() is None
+    monkeypatch.setenv(feedback.FEEDBACK_ENV, "tomorrow")
+    with pytest.raises(ValueError, match="M2T_FEEDBACK_AFTER"):
+        feedback.feedback_after(course)
