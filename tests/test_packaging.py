@@ -43,6 +43,12 @@ def test_the_wheel_holds_the_harness_not_the_course(wheel):
         n.endswith(".data/data/share/m2t/curriculum.toml") for n in names
     )
     assert "m2t/authoring/templates/classroom.yml" in names
+    # `m2t dev new-lesson` writes a lesson's files from these templates
+    templates = ROOT / "m2t" / "authoring" / "templates" / "lesson"
+    wanted = {
+        f"m2t/authoring/templates/lesson/{p.name}" for p in templates.iterdir()
+    }
+    assert wanted and wanted <= set(names), sorted(wanted - set(names))
 
 
 def test_m2t_list_works_from_the_installed_wheel(wheel, tmp_path):
