@@ -17,15 +17,17 @@
 # This notebook trains **your** three cells (lessons 08, 10, 11) with
 # **your** loop (`lessons/l23_capstone_language_model.py`), your iterators
 # and perplexity (lesson 07) and your gradient clipping (lesson 08), on the
-# embedded character corpus; the last cell grades it like `m2t grade 23`.
-# The same settings as the grader, on a fifth of the corpus per epoch, so
-# it takes a minute or two per cell.
+# keeper's inventory (a generated corpus whose lists are named twice, a
+# clause apart); the last cell grades it like `m2t grade 23`. The same
+# settings as the grader, on a fifth of the corpus per epoch, so it takes a
+# minute or two per cell.
 #
 # 这个笔记本用**你的**训练循环（`lessons/l23_capstone_language_model.py`）、
 # 你的迭代器和困惑度（第 07 课）以及你的梯度裁剪（第 08 课），
-# 在内嵌的字符语料上训练**你的**三种单元（第 08、10、11 课）；最后一个单元格像
-# `m2t grade 23` 那样给它评分。设置与评分器相同，
-# 每个迭代周期只用五分之一的语料，所以每个单元格要花一两分钟。
+# 在“看守人的清单”（程序生成的语料，其中的清单隔一个分句会再列一遍）上
+# 训练**你的**三种单元（第 08、10、11 课）；
+# 最后一个单元格像 `m2t grade 23` 那样给它评分。
+# 设置与评分器相同，每个迭代周期只用五分之一的语料，所以每个单元格要花一两分钟。
 
 # %%
 import matplotlib.pyplot as plt
@@ -35,18 +37,15 @@ from m2t.student import notebooks
 
 m = notebooks.load("23")
 parts = m.Parts(*(notebooks.load(n) for n in ("07", "08", "10", "11")))
-train_ids, held_out_ids = m.corpus_ids()
-print(f"{len(train_ids)} training characters, {len(held_out_ids)} held out")
+train_ids, held_out = m.corpus_ids()  # held_out: (50, 100) texts
+print(f"{len(train_ids)} training characters, {held_out.size} held out")
 
 # %%
 runs = {}
 with notebooks.attempt("train_step"):
     for cell in m.CELLS:
-        out = m.run(parts, cell, train_ids[:50_000], held_out_ids)
-        picked = out["log_probs"][
-            np.arange(len(held_out_ids) - 1), held_out_ids[1:]
-        ]
-        runs[cell] = (out, float(np.exp(-picked.mean())))
+        out = m.train(parts, cell, train_ids[:50_000])
+        runs[cell] = (out, m.held_out_perplexity(out["model"], held_out))
         print(
             f"{cell}: held-out perplexity {runs[cell][1]:.2f} after "
             f"{sum(out['cpu_seconds']):.0f} CPU s"
@@ -68,14 +67,18 @@ if runs:
 
 # %% [markdown]
 # Perplexity 27 is a uniform guess over space and a-z; the grammar behind
-# the embedded corpus lets a good model go far below that. Try
-# `{"use_random_iter": True}` as `run`'s `hp`: every minibatch then starts
-# from zeros, and the models see no context across minibatches.
+# the corpus lets a good model go far below that. The counting baseline
+# (Kneser-Ney n-grams, the best order of 1 to 8, as the grader computes it)
+# sees at most 7 characters back; your cells can carry a list across the
+# clause. Try `{"use_random_iter": True}` as `train`'s `hp`: every
+# minibatch then starts from zeros, and the models see no context across
+# minibatches.
 #
 # 困惑度 27 相当于在空格和 a-z 上均匀地猜；
-# 内嵌语料背后的语法让好的模型能远低于这个数。试试把 `{"use_random_iter":
-# True}` 作为 `run` 的 `hp`：每个小批量都从零开始，
-# 模型就看不到跨小批量的上下文了。
+# 语料背后的语法让好的模型能远低于这个数。计数基线（Kneser-Ney n 元语法，
+# 1 到 8 阶中最好的一个，与评分器的算法相同）最多只能往回看 7 个字符；
+# 你的单元能把清单带过分句。试试把 `{"use_random_iter": True}` 作为 `train`
+# 的 `hp`：每个小批量都从零开始，模型就看不到跨小批量的上下文了。
 
 # %% [markdown]
 # ## Grade（评分）

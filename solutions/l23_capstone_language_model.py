@@ -2,10 +2,16 @@
 own loop on your own parts.
 
 Nothing here is new mathematics: the recurrent lessons' pieces are put
-together and trained on The Time Machine's characters (the embedded
-character corpus by default). The grader first runs each part's own grader
-on your files; a part that fails it is named ("your l10 GRUCell fails its
-own grader: fix l10 first") and nothing is trained on it.
+together and trained on a character corpus, by default the keeper's
+inventory (m2t_data.toy_inventory: generated sentences that name a list of
+things and, a clause later, name it again; `corpus_ids("real")` gives The
+Time Machine instead). Which thing comes next in the second list was
+decided further back than a counting n-gram model sees: the grader
+computes such a baseline (Kneser-Ney, the best order of 1 to 8) on the
+same texts: your GRU and LSTM must beat it, your plain RNN come within
+5% of it. The grader first runs each
+part's own grader on your files; a part that fails it is named ("your l10
+GRUCell fails its own grader: fix l10 first") and nothing is trained on it.
 
     part   lesson  what it gives
     data   l07     seq_data_iter_random, seq_data_iter_sequential,
@@ -36,11 +42,14 @@ row b). TensorFlow needs no `detach` there (d2l's PyTorch code does): a
 `GradientTape` only records what runs inside its `with` block, so the
 carried state enters the next step as a constant.
 
-The held-out text is scored in one pass: the model reads it from
-`begin_state(1)`, num_steps characters at a time, carrying its state, and
-row t of the result is log P(. | x_1 .. x_{t+1}), the log-softmax over the
-next character. The grader picks the actual next characters' entries
-itself, and perplexity = exp(-mean of them).
+The held-out text is never given to your code ahead of its scoring: the
+grader trains with `train` (which takes no held-out text), then sends 50
+new texts one character at a time, a `(50, 1)` read each, to
+`next_log_probs`; it sends the next character only after the
+log-probabilities of the one before came back. Row [b, 0] of a read is
+log P(. | texts so far), the log-softmax over the next character; the
+grader picks the actual next characters' entries itself, and perplexity
+= exp(-mean of them).
 
 Reference: d2l 8.5 (9.5) "Recurrent Neural Network Implementation from
 Scratch", 9.1-9.2 (10.1-10.2).
@@ -150,24 +159,6 @@ class CellLM(keras.layers.Layer):
             h, state = self.cell(X_t, list(state))
             outputs.append(h)
         return self.dense(ops.stack(outputs, axis=1)), list(state)
-
-
-class Compiled:
-    """`model`'s forward pass compiled with tf.function (one trace per
-    chunk length), with its `begin_state`: the held-out pass in `run`."""
-
-    def __init__(self, model):
-        import tensorflow as tf
-
-        self.begin_state = model.begin_state
-        self._call = tf.function(
-            lambda X, state: model(X, state, training=False)
-        )
-
-    def __call__(self, X, state=None, training=None):
-        if state is None:
-            state = self.begin_state(len(X))
-        return self._call(X, state)
 
 
 def language_model(
@@ -280,68 +271,66 @@ def train_epoch(
     # END SOLUTION
 
 
-def held_out_log_probs(model, ids: np.ndarray, num_steps: int) -> np.ndarray:
-    """The module docstring's held-out pass.
+def next_log_probs(model, ids, state):
+    """The model reads `ids` from `state`: the log-probabilities of what
+    comes next, at every position, and the state after them.
 
     Args:
-        model: a trained model (`model(X, state)`, `begin_state`).
-        ids: `(N,)` int ids of the held-out text, N >= 2.
-        num_steps: int, characters read per call.
+        model: a trained model (`model(X, state, training=False)` ->
+            `(logits (B, t, V), state)`).
+        ids: `(B, t)` int ids, t >= 1: the next t characters of B texts.
+        state: the model's state after everything before `ids` (from
+            `model.begin_state(B)` at the texts' start).
 
     Returns:
-        `(N - 1, V)` float32 NumPy: row t is the log-softmax of the logits
-        after reading ids[0] .. ids[t], the log-probabilities of ids[t+1].
+        `(log_probs (B, t, V), state)`: row [b, j] is the log-softmax over
+        the character after ids[b, j], given ids[b, : j + 1] and all the
+        text the state has read; the state after ids[:, t - 1].
     """
-    ids = np.asarray(ids, dtype=np.int32)
-    if ids.ndim != 1 or len(ids) < 2:
-        raise ValueError(f"`ids` must be (N,) with N >= 2, got {ids.shape}")
-    # TODO(l23): the held-out pass, ids (N,) -> (N - 1, V) float32 NumPy.
-    #   Read ids[: N - 1] (every character but the last, which nothing
-    #   follows) from model.begin_state(1) in chunks of at most num_steps
-    #   characters, X (1, t), carrying the state from chunk to chunk; each
-    #   chunk's logits (1, t, V) -> their log-softmax over V. Return the
-    #   chunks' rows in order. Our solution is about 7 lines.
-    #   中文：把留出文本当作一条序列逐块读，隐状态一路传下去，
-    #   返回每个位置的对数概率。
+    # TODO(l23): one read, ids (B, t) -> log_probs (B, t, V), from the
+    #   state before ids, and the state after them. The model reads ids
+    #   from state (not training); the log-softmax of its logits over the
+    #   V characters is log P(next character). Return both. Our solution
+    #   is about 2 lines.
+    #   中文：模型从给定状态读入 ids，返回 logits 的 log-softmax
+    #   （下一个字符的对数概率）和读完之后的状态。
     # BEGIN SOLUTION
-    state, rows = model.begin_state(1), []
-    for start in range(0, len(ids) - 1, num_steps):
-        X = ids[None, start : min(start + num_steps, len(ids) - 1)]  # (1, t)
-        logits, state = model(X, state, training=False)  # (1, t, V)
-        rows.append(ops.log_softmax(logits[0], axis=-1))
-    out = ops.concatenate(rows, axis=0)  # (N - 1, V)
-    return np.asarray(ops.convert_to_numpy(out), dtype=np.float32)
+    logits, state = model(ids, state, training=False)  # (B, t, V)
+    return ops.log_softmax(logits, axis=-1), state
     # END SOLUTION
 
 
 # -- the whole capstone (given) -------------------------------------------
 
 
-def run(
+def train(
     parts: Parts,
     cell: str,
     train_ids: np.ndarray,
-    held_out_ids: np.ndarray,
     hp: dict | None = None,
     seed: int = 0,
+    report: Callable | None = None,
 ) -> dict:
-    """Build the model `cell`, train it with your loop, score held-out text.
+    """Build the model `cell` and train it with your loop.
 
     Every epoch, your `train_epoch` with your `train_step` (compiled with
-    tf.function), Adam(lr) and your lesson-08 clipping.
+    tf.function), Adam(lr) and your lesson-08 clipping. The held-out text
+    is no argument: the grader sends it afterwards, one character of each
+    text at a time, to `next_log_probs`.
 
     Args:
         parts: your lesson modules.
         cell: "rnn", "gru" or "lstm".
         train_ids: `(N,)` int ids to train on.
-        held_out_ids: `(M,)` int ids to score.
         hp: the settings (`HYPERPARAMETERS` by default).
         seed: the weights' and the iterators' seed.
+        report: None, or called after each epoch as
+            `report(epoch, train_perplexity)`.
 
     Returns:
-        `{"log_probs": (M - 1, V), "curve": [train perplexity per epoch],
+        `{"model": the model, "curve": [train perplexity per epoch],
         "seconds": [wall seconds per epoch], "cpu_seconds": [the process's
-        CPU seconds per epoch], "model": the model}`.
+        CPU seconds per epoch]}`.
     """
     import tensorflow as tf
 
@@ -375,26 +364,55 @@ def run(
         )
         seconds.append(time.perf_counter() - wall)
         cpu.append(time.process_time() - proc)
-    log_probs = held_out_log_probs(Compiled(model), held_out_ids, num_steps)
+        if report is not None:
+            report(epoch + 1, curve[-1])
     return {
-        "log_probs": log_probs,
+        "model": model,
         "curve": curve,
         "seconds": seconds,
         "cpu_seconds": cpu,
-        "model": model,
     }
 
 
-def corpus_ids(
-    source: str = "embedded", held_out: int = 5000
-) -> tuple[np.ndarray, np.ndarray]:
-    """The character corpus (lines joined by spaces) as `(train, held-out)`
-    ids: the last `held_out` characters are held out."""
-    import m2t_data
+def held_out_perplexity(model, streams: np.ndarray) -> float:
+    """What the grader measures, for you to run: the texts `streams`
+    `(B, L)` read one character at a time by `next_log_probs` (from
+    `begin_state(B)`), exp(-mean log P(the actual next character)) over
+    the B (L - 1) predictions."""
+    streams = np.asarray(streams, dtype=np.int32)
+    state, picked = model.begin_state(len(streams)), []
+    for t in range(streams.shape[1] - 1):
+        log_probs, state = next_log_probs(model, streams[:, t : t + 1], state)
+        rows = np.asarray(ops.convert_to_numpy(log_probs))[:, 0]  # (B, V)
+        picked.append(rows[np.arange(len(streams)), streams[:, t + 1]])
+    return float(np.exp(-np.mean(picked)))
 
-    text = " ".join(m2t_data.time_machine_lines(source))
-    ids = encode(text)
-    return ids[:-held_out], ids[-held_out:]
+
+HELD_OUT = (50, 100)
+"""The held-out texts: 50 texts of 100 characters each."""
+
+
+def corpus_ids(
+    source: str = "embedded", seed: int = 1
+) -> tuple[np.ndarray, np.ndarray]:
+    """`(train ids (N,), held-out streams (50, 100))`.
+
+    "embedded": m2t_data.toy_inventory, the keeper's inventory (a generated
+    text whose lists are named twice, a clause apart), 250,000 characters
+    to train on; the held-out texts are new ones from generator seeds
+    `seed` (the grader draws its own). "real": The Time Machine (lines
+    joined by spaces); its last 5,000 characters, cut into the streams,
+    are held out.
+    """
+    import m2t_data
+    from m2t_data import toy_inventory
+
+    count, length = HELD_OUT
+    if source == "embedded":
+        held = toy_inventory.streams(seed, count, length)
+        return encode(toy_inventory.text()), np.stack([encode(t) for t in held])
+    ids = encode(" ".join(m2t_data.time_machine_lines(source)))
+    return ids[: -count * length], ids[-count * length :].reshape(HELD_OUT)
 
 
 def main(source: str = "embedded") -> None:
@@ -414,12 +432,16 @@ def main(source: str = "embedded") -> None:
             )
         )
     )
-    train_ids, held_ids = corpus_ids(source)
+    train_ids, held_out = corpus_ids(source)
     for cell in CELLS:
-        out = run(parts, cell, train_ids, held_ids)
-        rows = np.arange(len(held_ids) - 1)
-        ppl = np.exp(-out["log_probs"][rows, held_ids[1:]].mean())
-        print(f"{cell}: held-out perplexity {ppl:.2f}, train {out['curve']}")
+        out = train(
+            parts,
+            cell,
+            train_ids,
+            report=lambda e, p, c=cell: print(f"{c} epoch {e}: train {p:.3f}"),
+        )
+        ppl = held_out_perplexity(out["model"], held_out)
+        print(f"{cell}: held-out perplexity {ppl:.3f}")
 
 
 if __name__ == "__main__":

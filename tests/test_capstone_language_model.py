@@ -1,14 +1,18 @@
 """Capstone A (lesson 23): a loop that forgets the clipping or the
-optimizer's step fails and says so; a broken part is named and nothing is
-trained on it; on the solutions every cell reaches its held-out perplexity
-target (slow).
+optimizer's step fails and says so; mistakes written here (not the
+catalogue's) each fail a check that costs under 5 s of CPU, and correct
+variants pass; a broken part is named and nothing is trained on it; the
+counting baseline is a real one; on the solutions every cell reaches its
+held-out perplexity target (slow).
 """
 
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from m2t import ROOT
@@ -94,3 +98,115 @@ def test_the_solutions_reach_the_perplexity_targets():
         (c.name, c.message) for c in result.checks if c.status != "passed"
     ]
     assert result.status == "passed", failing
+
+
+PLANTED = {
+    # the gradient of the summed loss, the mean reported: B T times too
+    # large, which the clipped step alone cannot see
+    "gradient_times_tokens": (
+        "check_train_step",
+        (),
+        "        )\n    grads = tape.gradient(loss, model.trainable_weights)",
+        "        )\n        total = loss * ops.cast(ops.shape(Y)[0] * "
+        "ops.shape(Y)[1], loss.dtype)\n"
+        "    grads = tape.gradient(total, model.trainable_weights)",
+    ),
+    # the iterator called without the seed train_epoch was given
+    "iterator_unseeded": (
+        "check_train_epoch",
+        (True,),
+        "iterate(corpus, batch_size, num_steps, seed)",
+        "iterate(corpus, batch_size, num_steps)",
+    ),
+    # the log-softmax taken over the positions, not the characters
+    "softmax_over_time": (
+        "check_held_out",
+        (),
+        "return ops.log_softmax(logits, axis=-1), state",
+        "return ops.log_softmax(logits, axis=1), state",
+    ),
+}
+"""Mistakes written from the TODOs' contracts, each as (the check that
+must catch it, its extra arguments, the solution's line, the mistake)."""
+
+VARIANTS = {
+    "loss_object": (
+        "check_train_step",
+        (),
+        "loss = ops.mean(\n            keras.losses.sparse_categorical_crossentropy(\n"
+        "                Y, logits, from_logits=True\n            )\n        )",
+        "loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)"
+        "(Y, logits)",
+    ),
+    "logsumexp": (
+        "check_held_out",
+        (),
+        "return ops.log_softmax(logits, axis=-1), state",
+        "return logits - ops.logsumexp(logits, axis=-1, keepdims=True), state",
+    ),
+}
+"""Correct code written differently: each passes its check."""
+
+
+def _judge(tmp_path, monkeypatch, name, edit):
+    """Run one grader check in this process on the solutions with `edit`
+    made: (the exception it raised or None, the CPU seconds it took)."""
+    from m2t.grading import probe
+
+    check, args, old, new = edit
+    folder = tmp_path / name
+    folder.mkdir()
+    for module in (CAPSTONE.module, *CAPSTONE.parts):
+        shutil.copy(ROOT / "solutions" / f"{module}.py", folder)
+    path = folder / f"{CAPSTONE.module}.py"
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) == 1, old
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    monkeypatch.setenv("M2T_LANG", "en")
+    monkeypatch.setattr(probe, "_RUNNER", probe.InProcessRunner(folder))
+    import graders.test_l23_capstone_language_model as grader
+
+    try:  # TensorFlow warm (on this very code: its verdict comes below)
+        grader.check_held_out(np.random.default_rng(0))
+    except Exception:  # noqa: BLE001, S110
+        pass
+    cpu = time.process_time()
+    try:
+        getattr(grader, check)(np.random.default_rng(1), *args)
+    except Exception as exc:  # noqa: BLE001  the verdict, whatever it is
+        return exc, time.process_time() - cpu
+    return None, time.process_time() - cpu
+
+
+@pytest.mark.parametrize("name", list(PLANTED))
+def test_a_planted_mistake_fails_a_check_in_seconds(
+    tmp_path, monkeypatch, name
+):
+    from graders.lib.judge import CheckFailed
+
+    verdict, cpu = _judge(tmp_path, monkeypatch, name, PLANTED[name])
+    assert isinstance(verdict, CheckFailed), verdict
+    assert cpu < 5, f"{name}: caught after {cpu:.1f} s of CPU"
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_a_correct_variant_passes(tmp_path, monkeypatch, name):
+    verdict, _ = _judge(tmp_path, monkeypatch, name, VARIANTS[name])
+    assert verdict is None, verdict
+
+
+def test_the_baseline_counts_and_its_orders_improve():
+    """Kneser-Ney's rows are distributions; more context helps up to the
+    best order, and the best beats a unigram model by far on the judge's
+    own split."""
+    import graders.test_l23_capstone_language_model as grader
+    from graders.lib import ngram
+
+    train_ids, streams = grader.corpus(7)
+    model = ngram.KneserNey(train_ids, len(grader.VOCAB), 4)
+    rows = model.log_probs(streams[:5])
+    np.testing.assert_allclose(np.exp(rows).sum(-1), 1.0, atol=1e-9)
+    order, best, each = ngram.best(train_ids, streams, len(grader.VOCAB))
+    assert each[1] > 10 and best < each[1] / 5, each
+    assert best == min(each.values()) and each[order] == best
+    assert each[4] < each[2] < each[1], each
