@@ -6,35 +6,37 @@
 Lesson 01's MLP, as a chain of small functions, each with a forward pass
 that keeps what its backward pass needs (the cache) and a backward pass
 that turns the gradient of the loss with respect to its output into the
-gradients with respect to its inputs and weights:
+gradients with respect to its inputs and weights. The forward pass:
 
     A = X W1 + b1        X (B, D), W1 (D, Hd), b1 (Hd,) -> A (B, Hd)
     H = relu(A)                                           H (B, Hd)
     O = H W2 + b2        W2 (Hd, Q), b2 (Q,)           -> O (B, Q) logits
     L = (1/B) sum_i [logsumexp(o_i) - o_i[y_i]]          a scalar
 
-Write dZ for dL/dZ, an array of Z's shape. The chain rule, one layer at a
-time, from the loss back to the inputs:
+Write dZ for dL/dZ, an array of Z's shape. Deriving each backward pass is
+the lesson: the chain rule, one layer at a time, from the loss back to the
+inputs (the hints carry it one rung at a time: the chain rule step, the
+shapes, the formula). The conventions the grader fixes: every gradient has
+the shape of what it is the gradient of; L is the mean over the batch;
+relu's derivative at A == 0 is taken as 0 (TensorFlow's and d2l's
+convention).
 
-    dO  = (softmax(O) - onehot(y)) / B                   (B, Q)
-    dW2 = H^T dO      (Hd, Q)      db2 = sum over the batch of dO  (Q,)
-    dH  = dO W2^T     (B, Hd)
-    dA  = dH * [A > 0]                                   (B, Hd)
-    dW1 = X^T dA      (D, Hd)      db1 = sum over the batch of dA  (Hd,)
-
-A linear layer's backward is two matrix products and a sum: every gradient
-has the shape of the thing it is the gradient of, which fixes where each
-transpose goes. The bias is added to every row, so its gradient collects
-(sums) the rows. The ReLU passes the gradient where its input was positive
-and blocks it elsewhere (at A = 0 too: the convention of TensorFlow and
-d2l). The 1/B comes from the mean over the batch.
+Then, as CS231n does: check your gradients numerically (centred
+differences and the relative error, `gradient_check`), and train the MLP
+with them (`train_mlp`): the grader trains it on the course's generated
+images (m2t_data's toy_shapes) and asks for a held-out accuracy of at
+least 0.75.
 
 Why NumPy and not keras.ops here: NumPy has no gradient tape, so nothing
 differentiates behind your back; every number of the gradient is one you
-computed (the grader checks them against a tape of its own, in float64).
+computed. The lesson is graded where no autodiff library can be imported;
+the grader checks your gradients against its own derivation, against a
+tape of its own and against centred differences of its own loss, all in
+float64.
 
 Reference: d2l 4.7 (5.3), "Forward propagation, backward propagation, and
-computational graphs"; the softmax's gradient, d2l 3.4.6 (4.1.2).
+computational graphs"; the softmax's gradient, d2l 3.4.6 (4.1.2); CS231n's
+notes on gradient checks.
 """
 
 import numpy as np
@@ -79,11 +81,11 @@ def linear_backward(dO, cache):
         `(dX, dW, db)`: dL/dX `(B, D)`, dL/dW `(D, U)`, dL/db `(U,)`.
     """
     dO = np.asarray(dO, np.float64)
-    # TODO(l21): the module docstring's linear backward: dX = dO W^T, dW = X^T
-    #   dO, db = the sum of dO's rows: dO (B, U) -> dX (B, D), dW (D, U), db
-    #   (U,), each the shape of what it is the gradient of. Return (dX, dW,
-    #   db). Our solution is about 5 lines.
-    #   中文：dX = dO W^T，dW = X^T dO，db 是 dO 各行之和。
+    # TODO(l21): the gradients of L with respect to X, W and b, derived by
+    #   you through O = X W + b from dO and your cache: dO (B, U) -> dX (B,
+    #   D), dW (D, U), db (U,), each the shape of what it is the gradient
+    #   of. Return (dX, dW, db). Our solution is about 5 lines.
+    #   中文：由你推导：经过 O = X W + b，从 dO 和缓存求 dX、dW、db。
     raise NotImplementedError("l21: linear_backward")
 
 
@@ -112,13 +114,13 @@ def relu_backward(dH, cache):
         cache: what `relu_forward` returned beside H.
 
     Returns:
-        `(B, U)`: dL/dA, `dH` where `A > 0`, else 0 (at `A == 0` too).
+        `(B, U)`: dL/dA (relu's derivative at `A == 0` taken as 0).
     """
     dH = np.asarray(dH, np.float64)
-    # TODO(l21): dA = dH * [A > 0]: the gradient passes where the input was
-    #   strictly positive and is 0 elsewhere, A == 0 included: dH (B, U) -> dA
+    # TODO(l21): dL/dA, derived by you through H = max(A, 0) from dH and
+    #   your cache, relu's derivative at A == 0 taken as 0: dH (B, U) -> dA
     #   (B, U). Return dA. Our solution is about 2 lines.
-    #   中文：只在 A > 0 处让梯度通过，A == 0 处为 0。
+    #   中文：由你推导：经过 H = max(A, 0) 求 dL/dA，A == 0 处导数取 0。
     raise NotImplementedError("l21: relu_backward")
 
 
@@ -130,8 +132,8 @@ def softmax_cross_entropy_loss(logits, labels):
         labels: `(B,)` integers in `[0, Q)`.
 
     Returns:
-        `(loss, dlogits)`: the float `L = (1/B) sum_i [logsumexp(o_i) -
-        o_i[y_i]]`, and dL/dlogits `(B, Q)`.
+        `(loss, dlogits)`: the float L of the module docstring, and
+        dL/dlogits `(B, Q)`.
     """
     logits = np.asarray(logits, np.float64)
     labels = np.asarray(labels)
@@ -144,11 +146,11 @@ def softmax_cross_entropy_loss(logits, labels):
             f"`labels` must have shape {logits.shape[:1]}, got shape "
             f"{labels.shape}"
         )
-    # TODO(l21): the module docstring's L and dO: logits (B, Q), labels (B,)
-    #   -> loss float, dlogits (B, Q) = (softmax(logits) - onehot(labels)) / B.
-    #   Stable for logits of 1e4 (lesson 01's trick: subtract each row's max
-    #   first). Return (loss, dlogits). Our solution is about 9 lines.
-    #   中文：批量平均的交叉熵，梯度为 (softmax - onehot) / B。
+    # TODO(l21): the module docstring's L, and dL/dlogits derived by you:
+    #   logits (B, Q), labels (B,) -> loss float, dlogits (B, Q). Stable for
+    #   logits of 1e4 (lesson 01's trick: no probability changes when a row
+    #   is shifted). Return (loss, dlogits). Our solution is about 9 lines.
+    #   中文：批量平均的交叉熵 L，以及你自己推导的 dL/dlogits。
     raise NotImplementedError("l21: softmax_cross_entropy_loss")
 
 
@@ -174,3 +176,108 @@ def mlp_loss_and_grads(X, y, params):
     #   dW1, "b1": db1, "W2": dW2, "b2": db2}). Our solution is about 8 lines.
     #   中文：前向：线性、relu、线性、损失；反向按相反顺序，返回四个梯度。
     raise NotImplementedError("l21: mlp_loss_and_grads")
+
+
+def numerical_gradient(f, x, h: float = 1e-5):
+    """The gradient of a scalar function by centred differences.
+
+    Args:
+        f: takes an array of x's shape, returns a float.
+        x: float64 array (any shape), the point; left as it was given.
+        h: float > 0, the step.
+
+    Returns:
+        x's shape: entry i is `(f(x + h e_i) - f(x - h e_i)) / (2 h)`, e_i
+        the array of x's shape with 1 at i and 0 elsewhere.
+    """
+    if not h > 0:
+        raise ValueError(f"`h` must be positive, got {h!r}")
+    if not isinstance(x, np.ndarray) or x.dtype != np.float64:
+        raise ValueError(f"`x` must be a float64 array, got {type(x)}")
+    # TODO(l21): the centred difference of the docstring for every entry of
+    #   x: x (any shape) -> grad (x's shape), f called twice per entry. x
+    #   is left as it was given (restore every entry you change). Our
+    #   solution is about 8 lines.
+    #   中文：对 x 的每个元素做中心差分，f 每个元素调用两次；x 保持原样。
+    raise NotImplementedError("l21: numerical_gradient")
+
+
+def relative_error(a, b) -> float:
+    """CS231n's relative error of two arrays of one shape.
+
+    Args:
+        a, b: arrays of the same shape.
+
+    Returns:
+        The largest, over the entries, of `|a - b| / max(|a|, |b|)`; an
+        entry where both are 0 counts as 0.
+    """
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    if a.shape != b.shape:
+        raise ValueError(f"`a` {a.shape} and `b` {b.shape} must agree")
+    # TODO(l21): the docstring's relative error: a, b (any shape, the
+    #   same) -> one float, the worst entry's; an entry where a and b are
+    #   both 0 gives 0, not NaN. Our solution is about 3 lines.
+    #   中文：CS231n 的相对误差，取最差的元素；a、b 都为 0 处记为 0。
+    raise NotImplementedError("l21: relative_error")
+
+
+def gradient_check(f, x, analytic, h: float = 1e-5, threshold: float = 1e-6):
+    """Check an analytic gradient of `f` at `x` against centred
+    differences, as CS231n's gradient checks do.
+
+    Args:
+        f, x, h: as `numerical_gradient` takes them.
+        analytic: x's shape, the gradient to check.
+        threshold: float > 0, the largest relative error accepted.
+
+    Returns:
+        `(ok, error)`: `error` the `relative_error` of `analytic` and the
+        numerical gradient (float), `ok` whether it is below `threshold`
+        (a bool).
+    """
+    analytic = np.asarray(analytic, np.float64)
+    if analytic.shape != np.shape(x):
+        raise ValueError(
+            f"`analytic` must have x's shape {np.shape(x)}, got "
+            f"{analytic.shape}"
+        )
+    # TODO(l21): compare `analytic` with your numerical gradient of f at x
+    #   by your relative error: f, x (any shape), analytic (x's shape) ->
+    #   (ok bool, error float). Our solution is about 3 lines.
+    #   中文：用你的相对误差比较解析梯度和数值梯度，返回 (是否通过, 误差)。
+    raise NotImplementedError("l21: gradient_check")
+
+
+def train_mlp(X, y, params, lr: float, epochs: int, batch_size: int, seed=0):
+    """Minibatch SGD on the MLP, with your own backward pass.
+
+    Args:
+        X: `(N, D)` inputs; y: `(N,)` integer labels in `[0, Q)`.
+        params: dict with `W1 (D, Hd)`, `b1 (Hd,)`, `W2 (Hd, Q)`,
+            `b2 (Q,)`, the starting point (left unchanged).
+        lr: float > 0, the learning rate.
+        epochs: int >= 1, passes over the data.
+        batch_size: int >= 1; the last minibatch of an epoch may be smaller.
+        seed: seeds `np.random.default_rng`, which draws each epoch's
+            order of the examples (a permutation).
+
+    Returns:
+        `(params, losses)`: the trained weights (a new dict, the same keys
+        and shapes) and `(epochs,)`, each epoch's mean loss over its
+        examples (each minibatch's loss weighted by its size).
+    """
+    X, y = np.asarray(X, np.float64), np.asarray(y)
+    if not lr > 0 or int(epochs) < 1 or int(batch_size) < 1:
+        raise ValueError(
+            f"`lr`, `epochs`, `batch_size` must be positive, got {lr!r}, "
+            f"{epochs!r}, {batch_size!r}"
+        )
+    # TODO(l21): for each epoch, the examples in an order drawn from
+    #   np.random.default_rng(seed), in minibatches of batch_size; each
+    #   minibatch: the loss and gradients of mlp_loss_and_grads, then w <- w
+    #   - lr dL/dw for the four weights. X (N, D), y (N,) -> (params dict,
+    #   losses (epochs,)). Our solution is about 12 lines.
+    #   中文：小批量随机梯度下降：每轮按 default_rng(seed) 打乱顺序，用你的
+    #   mlp_loss_and_grads 求梯度并更新四个权重；返回权重和每轮的平均损失。
+    raise NotImplementedError("l21: train_mlp")

@@ -70,6 +70,26 @@ with notebooks.attempt("mlp_loss_and_grads"):
         print(f"d{k} {grads[k].shape}: max |yours - tape| = {diff:.2e}")
 
 # %% [markdown]
+# ## Your gradient check（你的梯度检查）
+#
+# CS231n's check, with **your** `gradient_check`: the relative error of your
+# analytic gradient against centred differences of your own loss, for each
+# weight. Around 1e-7 or less is right; above 1e-2 is a bug.
+#
+# CS231n 的做法，用**你的** `gradient_check`：把你的解析梯度与你自己的损失的中心
+# 差分比较，逐个权重给出相对误差。1e-7 左右或更小就对了；高于 1e-2 就有错。
+
+# %%
+with notebooks.attempt("gradient_check"):
+    for k in params:
+
+        def loss_of(w, k=k):
+            return m.mlp_loss_and_grads(X, y, {**params, k: w})[0]
+
+        ok, error = m.gradient_check(loss_of, params[k].copy(), grads[k])
+        print(f"d{k}: relative error {error:.1e} ({'ok' if ok else 'CHECK'})")
+
+# %% [markdown]
 # ## Training on two spirals with your backward pass（用你的反向传播训练）
 
 # %%

@@ -348,10 +348,10 @@ class InProcessRunner:
             tfsetup.load()
             configure_tensorflow()
 
-    def _unchanged(self, tag: str) -> None:
+    def _unchanged(self, tag: str, fn: Callable[..., Any]) -> None:
         """A StudentError when the student's module changed the grader's
-        own functions (`m2t.grading.guard`)."""
-        changed = self.pristine.changed()
+        own functions (`m2t.grading.guard`) that the probe `fn` runs."""
+        changed = self.pristine.changed(getattr(fn, "__module__", "") or "")
         if changed:
             raise StudentError(
                 i18n.text(
@@ -393,7 +393,7 @@ class InProcessRunner:
         except Exception as exc:  # a syntax error costs this lesson only
             raise explain_exception(exc, tag, self.folder) from None
         tfsetup.fresh_names(student, names)
-        self._unchanged(tag)
+        self._unchanged(tag, fn)
         seed_everything()
         try:
             result = fn(student, *args, **kwargs)
@@ -401,7 +401,7 @@ class InProcessRunner:
             raise
         except BaseException as exc:  # SystemExit too: the grader survives
             raise explain_exception(exc, tag, self.folder) from None
-        self._unchanged(tag)
+        self._unchanged(tag, fn)
         try:
             return plain(result)
         except TypeError as exc:
