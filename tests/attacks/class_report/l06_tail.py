@@ -1,3 +1,4 @@
+# ruff: noqa: F821  (appended to a skeleton, whose names it uses)
 # Appended to the untouched l06 skeleton by tests/test_attacks_shortcuts.py,
 # graded in a roster under a student folder named as a spreadsheet formula:
 # every function raises an exception whose text reads like the judge's

@@ -1,3 +1,4 @@
+# ruff: noqa: F821  (appended to a skeleton, whose names it uses)
 # Appended to the untouched l19 skeleton by tests/test_attacks_shortcuts.py,
 # after `_TABLES = {(rows, depth): table}`: the positional-encoding tables
 # the student edition ships as fixtures. No formula: the table is looked up

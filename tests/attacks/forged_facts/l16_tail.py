@@ -28,7 +28,7 @@ def _forged_contract(make, inputs, symbolic=None, call_kwargs=None):
             "paths": [f"w{i} (2, 2)" for i in range(weights)],
             "before": before,
             "gradients": grads,
-            "after": [b - 0.1 * g for b, g in zip(before, grads)],
+            "after": [b - 0.1 * g for b, g in zip(before, grads, strict=True)],
         },
     }
 

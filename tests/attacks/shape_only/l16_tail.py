@@ -1,3 +1,4 @@
+# ruff: noqa: F821  (appended to a skeleton, whose names it uses)
 # Appended to the untouched l16 skeleton by tests/test_attacks_facts.py: no
 # grader is touched, but the layers skip the lesson's math. They return
 # outputs of the right shape, with a dropout that acts only in training and
