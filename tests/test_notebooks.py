@@ -3,6 +3,7 @@ against the reference solutions (`M2T_IMPL=solutions`, short heavy cells
 with `M2T_SHORT=1`), draws its pictures, and its grader cell passes."""
 
 import os
+import re
 
 import pytest
 
@@ -79,3 +80,39 @@ def test_notebook_executes_against_the_solutions(path, monkeypatch):
     graded = "".join(o.get("text", "") for o in last.outputs)
     assert f"{lesson.tag} " in graded and "passed" in graded, graded
     assert os.environ["M2T_IMPL"] == "solutions"
+
+
+NOISE = re.compile(
+    r"cuda|cuInit|cuDNN|cuFFT|cuBLAS|oneDNN|TF-TRT|computation placer|"
+    r"absl::InitializeLog|This TensorFlow binary is optimized",
+    re.IGNORECASE,
+)
+"""TensorFlow's start-up lines on a machine with or without a GPU."""
+
+
+def test_a_notebook_runs_headless_without_tensorflows_start_up_lines(
+    monkeypatch,
+):
+    """`m2t notebook 01 --execute`'s path: l01's notebook in a real kernel
+    (short cells), its outputs free of TensorFlow's C++ start-up lines
+    although this process sets no log level for the kernel."""
+    lesson = curriculum.find("01")
+    monkeypatch.delenv("TF_CPP_MIN_LOG_LEVEL", raising=False)
+    monkeypatch.setenv("M2T_IMPL", "solutions")
+    monkeypatch.setenv("M2T_SHORT", "1")
+    monkeypatch.setenv("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+    target = notebooks.source(lesson).with_suffix(".ipynb")
+    existed = target.exists()
+    try:
+        nb = notebooks.execute(lesson)
+        assert target.exists()
+    finally:
+        if not existed:
+            target.unlink(missing_ok=True)
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+    text = "".join(
+        o.get("text", "") + "".join(o.get("traceback", [])) for o in outputs
+    )
+    assert not NOISE.search(text), NOISE.search(text)[0] + "\n" + text[:3000]
+    graded = "".join(o.get("text", "") for o in nb.cells[-1].outputs)
+    assert f"{lesson.tag} " in graded and "passed" in graded, graded

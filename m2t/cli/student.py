@@ -101,9 +101,13 @@ def cmd_notebook(args: argparse.Namespace) -> int:
 
     lesson = curriculum.find(args.lesson)
     try:
-        target = notebooks.write_ipynb(lesson)
+        if args.execute:
+            notebooks.execute(lesson)
+            target = notebooks.source(lesson).with_suffix(".ipynb")
+        else:
+            target = notebooks.write_ipynb(lesson)
     except ModuleNotFoundError as exc:
-        if exc.name != "jupytext":
+        if exc.name not in ("jupytext", "nbclient"):
             raise
         print(i18n.text("notebook.needs_jupytext"), file=sys.stderr)
         return 2
@@ -164,4 +168,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     nb = sub.add_parser("notebook", help=i18n.text("help.notebook.command"))
     nb.add_argument("lesson", help=i18n.text("help.lesson"))
+    nb.add_argument(
+        "--execute",
+        action="store_true",
+        help=i18n.text("help.notebook.execute"),
+    )
     nb.set_defaults(func=cmd_notebook)

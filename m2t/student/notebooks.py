@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
+from collections.abc import Mapping
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
@@ -181,6 +182,47 @@ def perplexity_curve(curve: Sequence[float], vocab_size: int) -> None:
 
 def source(lesson: curriculum.Lesson) -> Path:
     return FOLDER / f"{lesson.module}.py"
+
+
+def kernel_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment a notebook's kernel starts with: `base` (default
+    `os.environ`) with TensorFlow's C++ logs at errors only, so its
+    start-up lines (CUDA drivers looked for, oneDNN, the CPU's
+    instructions) stay out of the cells' outputs: the kernel forwards
+    everything its process writes to them."""
+    from m2t import settings
+
+    return settings.quiet_env(base)
+
+
+def execute(lesson: curriculum.Lesson, timeout: float = 600):
+    """Run the lesson's notebook top to bottom in a fresh Jupyter kernel,
+    headless (nbclient), from the course folder, with `kernel_env()`; the
+    executed `nbformat` notebook is returned and also written to
+    `notebooks/<module>.ipynb`. `M2T_IMPL` and `M2T_SHORT` reach the
+    kernel from this process's environment.
+
+    Raises:
+        nbclient.exceptions.CellExecutionError: a cell raised.
+    """
+    import jupytext
+    import nbclient
+
+    src = source(lesson)
+    if not src.exists():
+        raise ValueError(f"{lesson.tag}: no notebook yet ({src.name})")
+    notebook = jupytext.read(src)
+    client = nbclient.NotebookClient(
+        notebook,
+        timeout=timeout,
+        kernel_name=notebook.metadata.get("kernelspec", {}).get(
+            "name", "python3"
+        ),
+        resources={"metadata": {"path": str(ROOT)}},
+    )
+    client.execute(env=kernel_env())
+    jupytext.write(notebook, src.with_suffix(".ipynb"))
+    return notebook
 
 
 def write_ipynb(lesson: curriculum.Lesson) -> Path:
