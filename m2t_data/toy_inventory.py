@@ -61,7 +61,7 @@ def text(seed: int | str = 0, num_chars: int = 250_000) -> str:
             f"`num_chars` must be a positive int, got {num_chars!r}"
         )
     rng = random.Random(f"toy_inventory/{seed}")
-    out, total = [], 0
+    out, total = [], -1  # n sentences take n - 1 spaces
     while total < num_chars:
         out.append(sentence(rng))
         total += len(out[-1]) + 1

@@ -210,3 +210,22 @@ def test_the_baseline_counts_and_its_orders_improve():
     assert each[1] > 10 and best < each[1] / 5, each
     assert best == min(each.values()) and each[order] == best
     assert each[4] < each[2] < each[1], each
+
+
+def test_the_held_out_texts_are_new_and_of_one_length():
+    """Every stream is exactly its length (a text of n sentences has n - 1
+    spaces between them), each grade seed draws other texts, and none is
+    in the training text."""
+    import graders.test_l23_capstone_language_model as grader
+    from m2t_data import toy_inventory
+
+    for seed in range(40):
+        texts = toy_inventory.streams(seed, 3, 37)
+        assert [len(t) for t in texts] == [37] * 3, (seed, texts)
+        assert len(toy_inventory.text(seed, 50)) >= 50
+    train_ids, a = grader.corpus(1)
+    _, b = grader.corpus(2)
+    assert a.shape == b.shape == (50, 100) and not np.array_equal(a, b)
+    text = " ".join(toy_inventory.text().split())
+    rows = ["".join(grader.VOCAB[i] for i in row) for row in a]
+    assert not [r for r in rows if r in text]
