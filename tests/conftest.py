@@ -93,6 +93,9 @@ HEAVY = {
     "tests/test_student_loop.py": 1200,
     "tests/test_mutants.py": 900,
     "tests/test_i18n.py": 600,
+    "tests/test_tfsetup.py": 900,  # fresh TensorFlow imports: 307 s at load 20
+    "tests/test_time_limit.py": 600,
+    "tests/datasets/test_datasets_embedded.py": 600,
     "tests/test_watch_tty.py": 600,
     "tests/test_standing.py::test_after_a_pass_the_watch_grades_the_next": 600,
 }

@@ -13,8 +13,6 @@ import json
 import subprocess
 import sys
 
-import pytest
-
 from m2t import settings
 from tests.conftest import ROOT
 
@@ -130,24 +128,50 @@ print(json.dumps({"want": want, "got": draws()}))
 
 ONEDNN_ON = "oneDNN custom operations are on"
 
+SEEN = """
+import json, os, sys
+
+class Seen:
+    \"\"\"TF_ENABLE_ONEDNN_OPTS as TensorFlow's import starts (TensorFlow
+    reads it then).\"\"\"
+    value = "unset"
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "tensorflow" and Seen.value == "unset":
+            Seen.value = os.environ.get("TF_ENABLE_ONEDNN_OPTS")
+        return None
+
+sys.meta_path.insert(0, Seen())
+"""
+"""A script's head that records what TensorFlow's import is given."""
+
+SAID = (
+    "print(json.dumps([Seen.value, os.environ.get('TF_ENABLE_ONEDNN_OPTS')]))"
+)
+
 
 def test_grading_imports_tensorflow_without_onednn_and_restores_the_env():
+    """TensorFlow is imported with oneDNN's custom ops off (the variable it
+    reads at import is "0"), the caller's environment is restored after,
+    and a caller's own choice wins. Where this CPU turns oneDNN on by
+    default (TensorFlow's line says so), the line is gone too; where it
+    does not (e.g. AMD CPUs), the variable given to the import is the
+    evidence, and an explicit "1" shows the line, so the line is read."""
     env = {"PATH": "/usr/bin:/bin"}  # oneDNN's line shows at any log level
-    plain = _run("import tensorflow", {**env})
-    if ONEDNN_ON not in plain.stderr:
-        pytest.skip("this TensorFlow build does not use oneDNN here")
     loaded = _run(
-        "import os; from m2t.grading import tfsetup; tfsetup.load(); "
-        "print(os.environ.get('TF_ENABLE_ONEDNN_OPTS'))",
+        SEEN + "from m2t.grading import tfsetup; tfsetup.load(); " + SAID,
         {**env},
     )
     assert loaded.returncode == 0, loaded.stderr[-2000:]
+    # "0" while TensorFlow was imported; unset again afterwards, so that
+    # children get the caller's environment
+    assert json.loads(loaded.stdout.splitlines()[-1]) == ["0", None]
     assert ONEDNN_ON not in loaded.stderr
-    assert loaded.stdout.strip() == "None"  # children get the caller's env
     chosen = _run(  # the caller's own choice wins
-        "from m2t.grading import tfsetup; tfsetup.load()",
+        SEEN + "from m2t.grading import tfsetup; tfsetup.load(); " + SAID,
         {**env, "TF_ENABLE_ONEDNN_OPTS": "1"},
     )
+    assert json.loads(chosen.stdout.splitlines()[-1]) == ["1", "1"]
     assert ONEDNN_ON in chosen.stderr
 
 
