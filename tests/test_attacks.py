@@ -13,6 +13,7 @@ import json
 import os
 import re
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -390,8 +391,7 @@ def test_the_judge_keeps_its_memory_its_time_and_its_report(tmp_path):
     got = outputs(report)
     by = {n.split(" ", 1)[1]: o for n, o in got.items() if n.startswith("l16")}
     assert (  # over MAX_FRAME: refused by its length, before its header
-        "(ValueError: a reply of"
-        in by["test_masked_softmax_values[no_mask]"]
+        "(ValueError: a reply of" in by["test_masked_softmax_values[no_mask]"]
     )
     weights = "test_masked_weights_are_exactly_zero_and_rows_sum_to_one"
     assert "nested deeper than 32" in by[f"{weights}[valid_lens_B]"]
@@ -669,3 +669,181 @@ def test_a_forged_gradient_fails(tmp_path):
         assert "centred differences of the reference" in t["output"], t
     others = [t for t in tests if t not in gradient]
     assert all(t["status"] == "passed" for t in others), others
+
+
+ALONE = {
+    # what each layer, alone, is there to stop; the rest gets through
+    "namespaces": {
+        # ptrace, maps and signal reach only the worker's own PID namespace
+        # (bubblewrap's init and the worker's children): root inside, with
+        # no capability but to switch uid, and no process limit
+        "through": {
+            "families",
+            "udp",
+            "root",
+            "setsid",
+            "signal",
+            "ptrace",
+            "maps",
+            "nproc",
+        },
+        "udp_arrives": False,
+        "report_safe": True,
+        "survivors": False,
+    },
+    "unprivileged": {
+        "through": {
+            "unix",  # a socket open to every uid is open to the worker's
+            "abstract",
+            "tcp",
+            "udp",
+            "families",
+            "grader",
+            "devices",
+            "tmpspace",
+            "setsid",
+        },
+        "udp_arrives": True,
+        "report_safe": True,
+        "survivors": False,
+    },
+    "landlock": {
+        "through": {
+            "unix",
+            "udp",
+            "families",
+            "tmpspace",
+            "nproc",
+            "setsid",
+            "root",
+        },
+        "udp_arrives": True,
+        "report_safe": True,
+        "survivors": True,
+    },
+    "seccomp": {
+        "through": {
+            "environ",
+            "maps",
+            "grader",
+            "blockdev",
+            "devices",
+            "signal",
+            "solutions",
+            "write",
+            "tmpspace",
+            "nproc",
+            "setsid",
+            "root",
+        },
+        "udp_arrives": False,
+        "report_safe": False,
+        "survivors": True,
+    },
+}
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="each layer alone needs root")
+@pytest.mark.parametrize("layer", list(ALONE))
+def test_each_layer_holds_alone(layer):
+    """One layer of the sandbox at a time, the three others left out
+    (`M2T_SANDBOX_WITHOUT`), against the attacks of tests/attacks/escape.py:
+    each must stop by itself what it is there to stop. The key is a file
+    only root reads, in a folder every uid may enter (as Gradescope's
+    bundle is); the report's folder is root's, open to read."""
+    from m2t.grading import confine
+    from tests.reachable_python import reachable_python
+
+    python = reachable_python()
+    if python is None:
+        pytest.skip("no Python here that another uid can run")
+    expect = ALONE[layer]
+    secret = "s3cret-" + secrets.token_hex(8)
+    survivor = "m2tone" + secrets.token_hex(3)
+    import tempfile
+
+    open_folder = Path(tempfile.mkdtemp(prefix="m2t-alone-"))
+    open_folder.chmod(0o755)
+    locked = open_folder / "course"
+    (locked / "solutions").mkdir(parents=True)
+    (locked / "solutions" / "l16_attention_scoring.py").write_text("KEY\n")
+    locked.chmod(0o700)
+    out = open_folder / "out"
+    out.mkdir(mode=0o755)
+    report = out / "results.json"
+    junit = open_folder / "junit.xml"  # the messages: no daemon writes it
+    listeners = Listeners(open_folder / "srv", secret)
+    config = {
+        "secret": secret,
+        "unix": listeners.unix_path,
+        "abstract": listeners.abstract_name,
+        "tcp": listeners.tcp.getsockname()[1],
+        "udp": listeners.udp.getsockname()[1],
+        "root": str(locked),
+        "report": str(report),
+        "beside_report": str(out / "extra.txt"),
+        "tmp_files": 10,
+        # past the worker's process limit; a root worker has none (the
+        # kernel exempts root), so fewer forks show it as well
+        "nproc": 1000 if layer == "unprivileged" else 50,
+        "survivor": survivor,
+    }
+    sub = open_folder / "sub"
+    sub.mkdir()
+    (sub / "l16_attention_scoring.py").write_text(
+        SOLUTION["l16_attention_scoring"]
+        + f"\nCONFIG = {config!r}\n"
+        + (ATTACKS / "escape.py").read_text()
+    )
+    without = ",".join(x for x in confine.LAYERS if x != layer)
+    env = settings.quiet_env(
+        {
+            **os.environ,
+            "M2T_ATTACK_SECRET": secret,
+            "M2T_SANDBOX_WITHOUT": without,
+        }
+    )
+    try:
+        result = subprocess.run(
+            [python, "-m", "m2t", "grade", "16", "--submission", str(sub)]
+            + ["--report", str(report), "--allow-weaker-sandbox"]
+            + ["--junit", str(junit)]
+            + ["--timeout", "900", "--lesson-timeout", "3600"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+        log = result.stdout + result.stderr[-3000:]
+        assert result.returncode in (0, 1), log
+        import xml.etree.ElementTree as ET
+
+        got = {
+            case.get("name"): node.text or ""
+            for case in ET.parse(junit).getroot().iter("testcase")
+            for node in case
+        }
+        time.sleep(3)  # time for a survivor to act
+        survivors = processes_named(survivor)
+        score = json.loads(report.read_text())["score"]
+    finally:
+        listeners.close()
+        for pid in processes_named(survivor):
+            os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(open_folder, ignore_errors=True)
+    assert f"sandbox: {layer} in force" in result.stdout, log
+    reports = [
+        dict(kv.split("=") for kv in re.search(r"escapes: (.*)", o)[1].split())
+        for o in got.values()
+        if "escapes:" in o
+    ]
+    assert reports, got
+    for escapes in reports:
+        print(layer, {k for k, v in escapes.items() if v != "0"})
+        assert len(escapes) == 22, escapes
+        assert {k for k, v in escapes.items() if v != "0"} == expect["through"]
+    print(layer, "udp", listeners.udp_got, "survivors", survivors, score)
+    assert bool(listeners.udp_got) == expect["udp_arrives"]
+    assert bool(survivors) == expect["survivors"]
+    assert (score != 999) == expect["report_safe"]
