@@ -12,7 +12,7 @@
 # ---
 
 # %% [markdown]
-# # Lesson 24, capstone B: your Transformer（综合项目 B：你的 Transformer）
+# # Lesson 24, capstone B: your Transformer（毕业项目 B：你的 Transformer）
 #
 # This notebook builds lesson 20's encoder-decoder from **your** lessons
 # (l06 Vocab, l13 build_array_nmt, l14 beam_search, l18 MultiHeadAttention,
@@ -25,7 +25,7 @@
 # l18 MultiHeadAttention、l19 PositionalEncoding、l20 的各个块）搭出第 20
 # 课的编码器-解码器，在内嵌的英法语料上训练，翻译留出的句子，
 # 并展示注意力在看哪里。最后一个单元格像 `m2t grade 24`
-# 那样给综合项目评分（先运行你的各部分自己的评分器）。
+# 那样给毕业项目评分（先运行你的各部分自己的评分器）。
 
 # %%
 import matplotlib.pyplot as plt

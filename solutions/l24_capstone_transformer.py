@@ -47,6 +47,7 @@ Reference: Vaswani et al. 2017; d2l 10.7 (11.7) and 9.8 (10.8).
 from __future__ import annotations
 
 import time
+import weakref
 from collections.abc import Callable
 from types import ModuleType
 from typing import NamedTuple
@@ -180,6 +181,16 @@ def your_attention(attention_class: type) -> Callable:
     return make
 
 
+def embedding_initializer(num_hiddens: int) -> keras.initializers.Initializer:
+    """N(0, 1/D): the Transformer's embeddings, drawn so that scaled by
+    sqrt(D) each entry has a standard deviation of 1, about the size of the
+    positional encoding added to them (its entries, sines and cosines, have
+    a root mean square of sqrt(1/2) = 0.71). Keras's default, uniform in
+    [-0.05, 0.05], would leave the scaled embeddings at 0.16 for D = 32,
+    under a quarter of the encoding's size."""
+    return keras.initializers.RandomNormal(stddev=num_hiddens**-0.5)
+
+
 class CapstoneTransformer(keras.Model):
     """The encoder-decoder of the module docstring, from your parts.
 
@@ -230,7 +241,10 @@ class CapstoneTransformer(keras.Model):
         attention = your_attention(parts.attention.MultiHeadAttention)
         sizes = (num_hiddens, ffn_num_hiddens, num_heads, dropout)
         self.src_embedding = keras.layers.Embedding(
-            src_vocab_size, num_hiddens, name="src_embedding"
+            src_vocab_size,
+            num_hiddens,
+            embeddings_initializer=embedding_initializer(num_hiddens),
+            name="src_embedding",
         )
         self.src_positions = parts.positional.PositionalEncoding(
             num_hiddens, dropout, max_len, name="src_positions"
@@ -242,7 +256,10 @@ class CapstoneTransformer(keras.Model):
             for i in range(num_blks)
         ]
         self.tgt_embedding = keras.layers.Embedding(
-            tgt_vocab_size, num_hiddens, name="tgt_embedding"
+            tgt_vocab_size,
+            num_hiddens,
+            embeddings_initializer=embedding_initializer(num_hiddens),
+            name="tgt_embedding",
         )
         self.tgt_positions = parts.positional.PositionalEncoding(
             num_hiddens, dropout, max_len, name="tgt_positions"
@@ -278,12 +295,17 @@ class CapstoneTransformer(keras.Model):
     def encode(self, src, src_valid_len, training=None):
         """`src (B, S)`, `src_valid_len (B,)` -> `(B, S, D)`."""
         # TODO(l24): src (B, S) ids -> (B, S, D), the module docstring's
-        #   encode: X = PE(Embedding_src(src) · √D) with self.src_embedding
-        #   and self.src_positions (√D in the embedding's dtype), then every
-        #   block of self.encoder_blks in order, each given src_valid_len
-        #   and training. Our solution is about 5 lines.
-        #   中文：源嵌入乘以 √D，加位置编码，
-        #   依次经过编码器块（带源序列的有效长度）。
+        #   encode. Each source word's embedding is scaled by √D (a scalar
+        #   in the embeddings' dtype), which brings it to the size of the
+        #   positional encoding added next (embedding_initializer says why);
+        #   lesson 19's layer adds the positions, without which
+        #   self-attention cannot tell word order. Then the encoder's blocks
+        #   run one after the other, each on the previous one's output, and
+        #   each is told the source lengths, so that no block attends to
+        #   padding. Our solution is about 5 lines.
+        #   中文：源词嵌入乘以 √D，与随后加上的位置编码一样大；
+        #   没有位置编码，自注意力分不出词序。编码器块依次作用，
+        #   每块读前一块的输出，并知道源序列的有效长度，不关注填充。
         # BEGIN SOLUTION
         X = self.src_embedding(src)  # (B, S, D)
         X = X * ops.sqrt(ops.cast(self.num_hiddens, X.dtype))
@@ -297,14 +319,17 @@ class CapstoneTransformer(keras.Model):
         """`dec_input (B, T)`, `enc_outputs (B, S, D)`, `src_valid_len (B,)`
         -> `(B, T, V)` logits."""
         # TODO(l24): dec_input (B, T) ids -> (B, T, V) logits, the module
-        #   docstring's decode: Y = PE(Embedding_tgt(dec_input) · √D) with
-        #   self.tgt_embedding and self.tgt_positions, then every block of
-        #   self.decoder_blks in order on Y with enc_outputs, src_valid_len,
-        #   no cache and training (each returns (out, kv); keep out), and
-        #   self.dense of the last block's output. Our solution is about 6
-        #   lines.
-        #   中文：目标嵌入同样处理，经过解码器块（不用缓存），
-        #   最后用全连接层输出评分。
+        #   docstring's decode. The target side starts as the source side
+        #   does (embeddings scaled by √D, then the positions). The
+        #   decoder's blocks run one after the other, each on the previous
+        #   one's output, each also attending to enc_outputs within
+        #   src_valid_len, with no cache (a block then returns a pair whose
+        #   first element is its (B, T, D) result). The output layer maps
+        #   the last block's result to scores over the target words. Our
+        #   solution is about 6 lines.
+        #   中文：目标序列的开头与源序列相同；解码器块依次作用，
+        #   每块还关注有效长度以内的编码器输出，不用缓存；
+        #   输出层把最后一块的结果变成目标词表上的评分。
         # BEGIN SOLUTION
         Y = self.tgt_embedding(dec_input)  # (B, T, D)
         Y = Y * ops.sqrt(ops.cast(self.num_hiddens, Y.dtype))
@@ -349,8 +374,14 @@ class CapstoneTransformer(keras.Model):
         }
 
 
+_DECODERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""{model: its compiled inference decoder}."""
+
+
 def inference_decoder(model: CapstoneTransformer) -> Callable:
-    """`model.decode` in inference mode, compiled once for every shape.
+    """`model.decode` in inference mode, compiled once per model for every
+    shape: every later call (every `translate` of the same model) gets the
+    same compiled function back instead of tracing the decoder again.
 
     Returns:
         `decode(dec_input (B, T) int32, enc_outputs (B, S, D),
@@ -360,6 +391,8 @@ def inference_decoder(model: CapstoneTransformer) -> Callable:
     """
     import tensorflow as tf  # the graph compiler keras.ops does not wrap
 
+    if model in _DECODERS:
+        return _DECODERS[model]
     if not model.built:  # never inside the trace (lesson 19's table)
         model.build(((None, None), (None,), (None, None)))
 
@@ -368,7 +401,7 @@ def inference_decoder(model: CapstoneTransformer) -> Callable:
             dec_input, enc_outputs, src_valid_len, training=False
         )
 
-    return tf.function(
+    _DECODERS[model] = tf.function(
         decode,
         input_signature=[
             tf.TensorSpec((None, None), "int32"),
@@ -376,6 +409,7 @@ def inference_decoder(model: CapstoneTransformer) -> Callable:
             tf.TensorSpec((None,), "int32"),
         ],
     )
+    return _DECODERS[model]
 
 
 def translate(
