@@ -122,6 +122,43 @@ def _bodies(path: Path, whole: bool) -> dict[str, str]:
     return found
 
 
+REFERENCE_FILES = (
+    "graders/lib/references.py",
+    "graders/lib/cnn_references.py",
+    "graders/lib/tapes.py",
+    "m2t/questions/experiments.py",
+)
+"""The modules made of references only, written here rather than read from
+`strip.REFERENCE_MODULES`: a module dropped from that list must fail a
+test, not silently leave the checks below with less to check."""
+
+
+def test_every_function_of_the_reference_modules_is_withheld(tmp_path):
+    """In the worker's copy, each top-level function of each module of
+    REFERENCE_FILES (but those it calls while loading) raises: the float64
+    references, the judge's tape gradients, the experiments."""
+    from m2t.grading import sandbox
+
+    code = sandbox.copy_trusted(tmp_path / "code")
+    for rel in REFERENCE_FILES:
+        kept = _bodies(ROOT / rel, whole=True)
+        stubs = _bodies(code / rel, whole=True)
+        assert kept and set(stubs) == set(kept), rel
+        answering = [n for n, b in stubs.items() if not b.startswith("Raise(")]
+        assert not answering, f"{rel}: {answering} answer in the worker"
+        # a function added there without the decorator is withheld too
+        added = tmp_path / "added" / rel
+        added.parent.mkdir(parents=True, exist_ok=True)
+        added.write_text(
+            (ROOT / rel).read_text(encoding="utf-8")
+            + "\n\ndef added_later(x):\n    return 2.0 * x\n",
+            encoding="utf-8",
+        )
+        assert strip.strip_file(added, rel), rel
+        body = _bodies(added, whole=True)["added_later"]
+        assert body.startswith("Raise("), f"{rel}: added_later answers"
+
+
 def test_the_workers_copy_holds_no_reference(tmp_path):
     """Every marked function and every function of a reference module is
     a stub in the worker's copy, and the copy imports: each grader loads
