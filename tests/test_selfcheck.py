@@ -168,3 +168,18 @@ def test_self_check_refuses_a_solution_that_passes_only_unconfined(
         out,
     ), out
     assert (path.parent / (path.name + ".cache")).exists()
+
+
+def test_a_grade_where_no_lesson_produced_a_check_fails(m2t, tmp_path):
+    """`m2t grade` exits 1, not 0, when the lessons it graded gave no
+    check at all (here a grader that defines none): nothing was shown to
+    pass."""
+    repo = _scratch(tmp_path)
+    made = m2t("dev", "new-lesson", "99", "demo", cwd=repo)
+    assert made.returncode == 0, made.stdout + made.stderr
+    (repo / "graders" / "test_l99_demo.py").write_text(
+        '"""A grader without checks."""\n'
+    )
+    result = m2t("grade", "99", "--impl", "solutions", cwd=repo)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
