@@ -1,4 +1,4 @@
-# ruff: noqa: F821  (VOCAB and language_model: the lesson's own names)
+# ruff: noqa: F821  (VOCAB, ops, language_model: the lesson's own names)
 # Appended to an honest l23 (its loop passes every check before training)
 # by tests/test_attacks_capstone_a.py. No model is trained: whatever
 # held-out text the grade lets the worker see is read, and the character
@@ -7,9 +7,10 @@
 # * `run` (the API that handed the worker `held_out_ids`): row i puts
 #   1 - 1e-9 on held_out_ids[i + 1];
 # * `train` and `next_log_probs` (the causal API): the untrained model,
-#   and reads that look for the held-out texts anywhere in the process
-#   (any int array whose rows begin with what was read so far) and
-#   predict from it; uniform when nothing is found.
+#   honest reads on the grader's small checks, and on the held-out texts
+#   reads that look for them anywhere in the process (any int array whose
+#   rows begin with what was read so far) and predict from it; the
+#   untrained model's own guess when nothing is found.
 import gc as _gc
 
 import numpy as _np
@@ -36,7 +37,6 @@ def run(parts, cell, train_ids, held_out_ids, hp=None, seed=0):
 def train(parts, cell, train_ids, hp=None, seed=0, report=None):
     model = language_model(parts, cell, len(VOCAB), 8)
     model(_np.asarray(train_ids)[None, :4], model.begin_state(1))
-    model._seen = []
     return {
         "model": model,
         "curve": [1.0],
@@ -62,13 +62,15 @@ def _look_ahead(seen):
 
 
 def next_log_probs(model, ids, state):
+    """Honest on the grader's small checks (so every gate passes); on the
+    held-out texts (50 of them), the look-ahead."""
     ids = _np.asarray(ids)
-    seen = getattr(model, "_seen", [])
-    seen.append(ids)
-    B, V = ids.shape[0], len(VOCAB)
-    ahead = _look_ahead(_np.concatenate(seen, axis=1))
-    if ahead is None:
-        rows = _np.full((B, ids.shape[1], V), -_np.log(V), "float32")
-    else:
-        rows = _sure(ahead, V)[:, None, :]
-    return rows, state
+    if ids.shape[0] >= 50:
+        seen = model.__dict__.setdefault("_peek", [])
+        seen.append(ids)
+        ahead = _look_ahead(_np.concatenate(seen, axis=1))
+        if ahead is not None:
+            _, state = model(ids, state, training=False)
+            return _sure(ahead, len(VOCAB))[:, None, :], state
+    logits, state = model(ids, state, training=False)
+    return ops.log_softmax(logits, axis=-1), state
