@@ -156,6 +156,17 @@ def test_the_edition_refuses_the_authoring_commands_plainly(m2t, edition):
     assert "check needs the full repository" in result.stderr
     assert "Traceback" not in result.stderr
     assert m2t("list", cwd=edition).returncode == 0
+    # only what works in the edition is in its help
+    helped = m2t("--help", cwd=edition)
+    assert helped.returncode == 0, helped.stderr
+    listed = helped.stdout.split("commands:")[1]
+    for name in ("dev", "train", "make-lessons", "check", "mutants"):
+        assert f"{name}," not in listed and f"    {name} " not in listed
+    assert "release" not in listed and "    grade " in listed
+    for argv in (["dev", "release", "--out", "x"], ["train", "--list"]):
+        refused = m2t(*argv, cwd=edition)
+        assert refused.returncode == 2, refused.stderr
+        assert "needs the full repository" in refused.stderr
 
 
 def _course(tmp_path):
