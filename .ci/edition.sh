@@ -43,6 +43,9 @@ print("watchdog")
 PY
 for python in "${pythons[@]}"; do
   "$python" -m venv "$scratch/pip"
+  # a current pip for the download (3.10's own resolver backtracks for
+  # minutes); the student's install keeps the pip the venv comes with
+  "$scratch/pip/bin/python" -m pip install -q --upgrade pip
   "$scratch/pip/bin/python" -m pip download -q -d "$wheels" \
     --find-links "$wheels" -r "$scratch/requirements.txt"
   rm -rf "$scratch/pip"
