@@ -70,9 +70,9 @@ def pytest_configure_node(node) -> None:
 
 
 HEAVY = {
-    # node id (or its prefix) -> seconds; each measured over the suite's
-    # default of 300 s at load 8 on 2 cores, or bounded inside by a longer
-    # limit of its own
+    # node id (or its prefix) -> seconds: a test measured near or over the
+    # suite's 300 s (the figure beside it, on 2 cores at load 20), or one
+    # that waits on a subprocess under a longer limit of its own
     "tests/test_selfcheck.py::test_self_check_passes_on_the_repository": 1500,
     "tests/test_train_distribute.py": 1500,
     "tests/test_train_recipes.py": 900,
