@@ -328,8 +328,9 @@ def train_mlp(X, y, params, lr: float, epochs: int, batch_size: int, seed=0):
     # TODO(l21): for each epoch, the examples in an order drawn from
     #   np.random.default_rng(seed), in minibatches of batch_size; each
     #   minibatch: the loss and gradients of mlp_loss_and_grads, then w <- w
-    #   - lr dL/dw for the four weights. X (N, D), y (N,) -> (params dict,
-    #   losses (epochs,)). Our solution is about 12 lines.
+    #   - lr dL/dw for the four weights. X (N, D), y (N,) -> losses
+    #   (epochs,) and the trained params dict. Our solution is about 12
+    #   lines.
     #   中文：小批量随机梯度下降：每轮按 default_rng(seed) 打乱顺序，用你的
     #   mlp_loss_and_grads 求梯度并更新四个权重；返回权重和每轮的平均损失。
     # BEGIN SOLUTION
