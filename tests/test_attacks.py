@@ -607,7 +607,9 @@ def test_a_fresh_seed_per_grade_defeats_recorded_answers(tmp_path):
     (record / f"{lesson}.py").write_text(
         solution + f"\nSEEN = {str(seen)!r}\n" + RECORD
     )
-    recorded, _ = grade("16", "--impl", str(record), "--seed", str(PUBLIC_SEED))
+    recorded, _ = grade(
+        "16", "--unconfined", "--impl", str(record), "--seed", str(PUBLIC_SEED)
+    )
     assert recorded.returncode == 0, recorded.stdout + recorded.stderr[-2000:]
     known = set(seen.read_text().split())
     assert len(known) > 5
