@@ -117,13 +117,12 @@ def run(root: Path, without: str, python: str) -> subprocess.CompletedProcess:
 
 
 def test_one_bundle_per_lesson(tmp_path):
-    """`build_each`: a zip per lesson, each grading its lesson only."""
-    from m2t import curriculum
-    from m2t.authoring import gradescope
-
-    written = gradescope.build_each(
-        tmp_path, curriculum.select(["15", "16"]), lang="en"
-    )
+    """`m2t release --gradescope FOLDER` (the recommended layout): a zip
+    per lesson, each grading its lesson only."""
+    made = run_m2t("release", "--gradescope", str(tmp_path), "15", "16")
+    assert made.returncode == 0, made.stdout + made.stderr
+    assert "one per lesson" in made.stdout
+    written = sorted(tmp_path.glob("*.zip"))
     assert [p.name for p in written] == ["l15.zip", "l16.zip"]
     for path, tag in zip(written, ("l15", "l16"), strict=True):
         with zipfile.ZipFile(path) as z:

@@ -179,9 +179,17 @@ def cmd_release(args: argparse.Namespace) -> int:
         )
     if args.gradescope:
         lessons = curriculum.select(args.lessons) if args.lessons else []
-        names = gradescope.build(
-            Path(args.gradescope), lessons, lang=args.grading_lang
-        )
+        target = Path(args.gradescope)
+        if target.suffix.lower() != ".zip":  # a folder: one bundle a lesson
+            zips = gradescope.build_each(
+                target, lessons, lang=args.grading_lang
+            )
+            print(
+                f"wrote {len(zips)} Gradescope autograders to {target}/ (one "
+                "per lesson, lNN.zip: one assignment each)"
+            )
+            return 0
+        names = gradescope.build(target, lessons, lang=args.grading_lang)
         what = " ".join(x.tag for x in lessons) or "every lesson"
         print(
             f"wrote the Gradescope autograder to {args.gradescope} "
