@@ -2,7 +2,6 @@
 against the reference solutions (`M2T_IMPL=solutions`, short heavy cells
 with `M2T_SHORT=1`), draws its pictures, and its grader cell passes."""
 
-import os
 import re
 
 import pytest
@@ -14,6 +13,7 @@ from m2t.student import notebooks
 
 jupytext = pytest.importorskip("jupytext")
 nbclient = pytest.importorskip("nbclient")
+nbformat = pytest.importorskip("nbformat")
 
 SOURCES = sorted(notebooks.FOLDER.glob("l[0-9][0-9]_*.py"))
 
@@ -61,6 +61,13 @@ def test_notebook_executes_against_the_solutions(path, monkeypatch):
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("PYDEVD_DISABLE_FILE_VALIDATION", "1")
     nb = jupytext.read(path)
+    # what the kernel itself loaded (not this process's environment)
+    nb.cells.append(
+        nbformat.v4.new_code_cell(
+            "from m2t.student import notebooks as _nb\n"
+            f'print("kernel impl:", _nb.impl(), _nb.load("{lesson.id}").__file__)'
+        )
+    )
     client = nbclient.NotebookClient(
         nb,
         timeout=600,
@@ -76,10 +83,12 @@ def test_notebook_executes_against_the_solutions(path, monkeypatch):
         f"{path.name} drew no picture"
     )
     assert "not started yet" not in text
-    last = nb.cells[-1]
+    last = nb.cells[-2]
     graded = "".join(o.get("text", "") for o in last.outputs)
     assert f"{lesson.tag} " in graded and "passed" in graded, graded
-    assert os.environ["M2T_IMPL"] == "solutions"
+    loaded = "".join(o.get("text", "") for o in nb.cells[-1].outputs)
+    want = f"kernel impl: solutions {ROOT / 'solutions' / lesson.module}.py"
+    assert loaded.strip() == want
 
 
 NOISE = re.compile(
