@@ -166,7 +166,9 @@ class SandboxRunner:
             if self.worker is not None:
                 self.worker.close()
             self.worker = (
-                Worker(self.folder, self.code, self.memory_mb, self.weaker, True)
+                Worker(
+                    self.folder, self.code, self.memory_mb, self.weaker, True
+                )
                 if noautodiff.is_by_hand(module)  # one never given TensorFlow
                 else self._take_spare()
             )
