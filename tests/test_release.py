@@ -129,15 +129,17 @@ def test_submission_scores_as_the_edition_grades_itself(m2t, edition, tmp_path):
     inside = m2t(
         "grade", "16", "--report", str(tmp_path / "inside.json"), cwd=copy
     )
+    # graded as a submission from the edition's folder, where the judge's
+    # seed is the public one its fixtures hold (the full repository draws
+    # a fresh one and refuses the public one)
     outside = m2t(
         "grade",
         "16",
         "--submission",
         str(copy),
-        "--seed",  # the edition's own inputs (else a fresh seed is drawn)
-        str(settings.GRADER_SEED),
         "--report",
         str(tmp_path / "outside.json"),
+        cwd=edition,
     )
     assert inside.returncode == outside.returncode == 1, (
         inside.stdout + outside.stdout
