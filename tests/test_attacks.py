@@ -642,7 +642,8 @@ def test_a_fresh_seed_per_grade_defeats_recorded_answers(tmp_path):
         "16", "--submission", str(replay), "--seed", str(PUBLIC_SEED)
     )
     assert refused.returncode != 0
-    assert "is the public seed" in refused.stdout, refused.stdout
+    said = refused.stdout + refused.stderr
+    assert "is the public seed" in said, said
     fresh = graded(replay, "--seed", other)
     failed = {t["name"] for t in fresh["tests"] if t["status"] == "failed"}
     print(fresh["score"], "/", fresh["max_score"], sorted(failed))
@@ -652,8 +653,11 @@ def test_a_fresh_seed_per_grade_defeats_recorded_answers(tmp_path):
 
 def test_a_forged_gradient_fails(tmp_path):
     """The worker's gradient helpers patched to report a made-up gradient
-    (zeros): the judge compares it with the gradient of its own reference,
-    so every gradient check fails and the rest still pass."""
+    (zeros): the probe finds the grader's helpers changed
+    (m2t.grading.guard) and, were it not to, the judge compares the
+    gradient with its own reference's: every gradient check fails, and
+    every other check too, since a module that patched the grader is
+    trusted with nothing."""
     sub = tmp_path / "sub"
     sub.mkdir()
     (sub / "l16_attention_scoring.py").write_text(
@@ -668,9 +672,13 @@ def test_a_forged_gradient_fails(tmp_path):
     assert len(gradient) == 2
     for t in gradient:
         assert t["status"] == "failed", t
-        assert "centred differences of the reference" in t["output"], t
+        assert (
+            "changed the grader's own" in t["output"]
+            or "centred differences of the reference" in t["output"]
+        ), t
     others = [t for t in tests if t not in gradient]
-    assert all(t["status"] == "passed" for t in others), others
+    assert all(t["status"] == "failed" for t in others), others
+    assert all("changed the grader's own" in t["output"] for t in others)
 
 
 ALONE = {
