@@ -738,7 +738,7 @@ def test_trains_to_held_out_bleu(parts_ok, rng):
                     translation=translations[worst],
                     reference=renamed[worst][1],
                     bleu=f"{scores[worst]:.3f}",
-                    plain=" => ".join(held_out[worst]),
+                    plain=" => ".join(f'"{x}"' for x in held_out[worst]),
                 ),
             ]
         )
