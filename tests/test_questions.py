@@ -11,6 +11,7 @@ import pytest
 from m2t import ROOT
 from m2t import cli
 from m2t import curriculum
+from m2t import i18n
 from m2t import questions as Q
 from m2t.questions import experiments as X
 
@@ -510,6 +511,27 @@ def test_explain_shows_the_explanations_of_correct_answers(capsys):
     assert "q16_2" in out and "bilinear" in out
     assert cli.main(["explain", "q16_2"]) == 0  # the empty template
     assert "answer correctly first" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("spelling", ["Q16_2", " q16_2 ", "16_2"])
+def test_explain_reads_an_id_as_the_bank_writes_it(capsys, spelling):
+    assert cli.main(["explain", spelling, "--impl", "solutions"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("q16_2 (") and "bilinear" in out, out
+    assert "Q16_2" not in out  # the bank's id, not the one typed
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_explain_names_a_wrong_id_and_the_nearest(capsys, lang):
+    # one right id beside a wrong one: the wrong one is not passed over
+    with i18n.using(lang):
+        assert cli.main(["explain", "q16_2", "Q16_9"]) == 2
+    err = capsys.readouterr().err
+    assert "ID" in err and "'Q16_9'" in err, err  # the argument, the value
+    nearest = err.rsplit(":", 1)[-1] if lang == "en" else err
+    for qid in ("q16_1", "q16_2"):
+        assert qid in nearest, err
+    assert "q01_1" not in err, err  # the nearest ids, not all of them
 
 
 def test_grade_questions_end_to_end(m2t, tmp_path):

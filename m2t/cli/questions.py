@@ -39,18 +39,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
     bank = questions.bank()
     key = questions.load_key()
-    wanted = [w.lower() for w in args.ids]
-    chosen = [
-        q
-        for q in bank.values()
-        if not wanted
-        or q.id in wanted
-        or any(w.lstrip("l").zfill(2) == q.lesson for w in wanted)
-    ]
-    if not chosen:
-        raise ValueError(
-            i18n.text("questions.no_match", ids=" ".join(args.ids))
-        )
+    chosen = questions.choose(args.ids, bank)
     if key is None:
         print(i18n.text("questions.no_key"))
         return 0

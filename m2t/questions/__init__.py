@@ -40,6 +40,7 @@ from m2t.questions.answers import read_answers
 from m2t.questions.bigo import parse_expression
 from m2t.questions.bigo import show_expression
 from m2t.questions.checks import problems
+from m2t.questions.choosing import choose
 from m2t.questions.experiments import EXPERIMENTS
 from m2t.questions.experiments import expected_value
 from m2t.questions.forms import AnswerError
@@ -81,6 +82,7 @@ __all__ = [
     "Verdict",
     "any_answered",
     "bank",
+    "choose",
     "display",
     "expected_reading",
     "expected_value",
