@@ -7,10 +7,12 @@ are written here, in curriculum.toml's order)."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 
 from m2t import ROOT
 from m2t import curriculum
+from m2t import i18n
 from m2t.student import progress
 from m2t.student import watch
 
@@ -96,3 +98,37 @@ def test_after_a_pass_the_watch_grades_the_next_lesson(tmp_path):
     assert any(line.strip().startswith("next: l07 ") for line in lines), lines
     assert any("ok  l06 passes" in line for line in lines), lines
     assert w.grades == 2
+
+
+def _count(line):
+    """(done, total, what) of the first "N/M done (of ...)" in `line`."""
+    found = re.search(r"(\d+)/(\d+) done\b.*?(\(of [^)]*\))", line)
+    assert found, line
+    return int(found.group(1)), int(found.group(2)), found.group(3)
+
+
+def test_watch_and_progress_count_the_same_things_and_say_what(tmp_path):
+    """One lesson passes, the question list is untouched: the watch's
+    footer and `m2t progress` give the same count of the same things (the
+    course's lessons and its question list), each saying what it counts,
+    whatever files the folder holds."""
+    module = "l06_text_preprocessing"
+    w, lines = _watch(tmp_path, [module], solved={module})
+    w.changes.close()
+    w.done = {module}
+    w.footer()
+    course = curriculum.lessons()
+    lessons = sum(not x.is_question_list for x in course)
+    assert lessons == len(course) - 1  # a question list, at the end
+    what = f"(of {lessons} lessons and the question list)"
+    assert _count(lines[-1]) == (1, len(course), what), lines[-1]
+    state = {module: {**GRADED, "status": "passed", "time": 2e9}}
+    summary = progress.render(progress.statuses(tmp_path, state))
+    assert _count(summary.splitlines()[0]) == (1, len(course), what), summary
+    with i18n.using("zh"):  # the same words in both, in Chinese too
+        w.footer()
+        zh = progress.render(progress.statuses(tmp_path, state))
+    said = f"已完成 1/{len(course)}"
+    counted = f"（共 {lessons} 课和一份问题清单）"
+    assert said in lines[-1] and counted in lines[-1], lines[-1]
+    assert said in zh.splitlines()[0] and counted in zh.splitlines()[0], zh

@@ -116,6 +116,18 @@ def bar(rows: list[tuple[curriculum.Lesson, Status]], width: int = 40) -> str:
     )
 
 
+def counted(rows: list[tuple[curriculum.Lesson, Status]]) -> str:
+    """What a count over `rows` counts, as `m2t progress` and the watch's
+    footer say it: " (of 24 lessons and the question list)"."""
+    lessons = sum(not x.is_question_list for x, _ in rows)
+    key = (
+        "progress.of_course"
+        if any(x.is_question_list for x, _ in rows)
+        else "progress.of_lessons"
+    )
+    return text(key, lessons=lessons)
+
+
 def render(rows: list[tuple[curriculum.Lesson, Status]]) -> str:
     """What `m2t progress` prints: the bar, the counts, the table."""
     counts = {
@@ -134,6 +146,7 @@ def render(rows: list[tuple[curriculum.Lesson, Status]]) -> str:
     )
     if unavailable:
         summary += text("progress.unavailable", count=unavailable)
+    summary += counted(rows)
     lines = [
         text("progress.line", bar=bar(rows), summary=summary),
         text("progress.points", score=f"{score:g}", most=f"{most:g}")

@@ -271,9 +271,18 @@ class Watch:
         return result
 
     def footer(self) -> None:
-        n = len(self.lessons)
+        """The bar and the count `m2t progress` gives (every lesson of the
+        course and the question list, whatever files the folder holds),
+        then where the watch looks for saves."""
+        state = grading.load_state() if self.impl == "lessons" else {}
+        rows = progress.statuses(self.folder, state)
+        done = sum(
+            x.module in self.done or (x.is_question_list and s.kind == "done")
+            for x, s in rows
+        )
+        n = len(rows)
         width = 30
-        filled = round(width * len(self.done) / n)
+        filled = round(width * done / n)
         where = self.folder
         if where.is_relative_to(ROOT):
             where = where.relative_to(ROOT)
@@ -285,8 +294,9 @@ class Watch:
         footer = text(
             "watch.footer",
             bar="#" * filled + "-" * (width - filled),
-            done=len(self.done),
+            done=done,
             total=n,
+            counted=progress.counted(rows),
             folder=where,
             how=how,
         )
