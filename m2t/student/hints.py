@@ -238,6 +238,47 @@ def left(lesson: curriculum.Lesson, folder: Path | None = None) -> int:
     )
 
 
+def _fresh(walked: list[_Step], seen: dict[str, int]) -> _Step | None:
+    """The ladder `m2t hint` shows a rung of next: the first it walks
+    with a rung still locked."""
+    return next(
+        (t for t in walked if seen.get(t.where, 0) < len(t.rungs)), None
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class Upcoming:
+    """The hint `m2t hint` shows next: rung `rung` of `rungs` of the TODO
+    `where` (or of the question list), and `what` names it as the hint's
+    own "Stuck still?" line does."""
+
+    where: str
+    rung: int
+    rungs: int
+    what: str
+
+
+def upcoming(
+    lesson: curriculum.Lesson, folder: Path | None = None
+) -> Upcoming | None:
+    """The hint `m2t hint LESSON` would show now, without unlocking it;
+    None when every hint it walks is seen (or the lesson has none). It
+    changes only when a hint is taken, `--reset` is run, or the TODO it
+    is for is written (then it is the next TODO's)."""
+    _, walked, lines = _walk(lesson, folder or ROOT / "lessons")
+    seen = _load().get(lesson.module, {})
+    step = _fresh(walked, seen)
+    if step is None:
+        return None
+    what = (
+        i18n.text("hint.next_other", where=_where(lesson, step, lines))
+        if step.code
+        else i18n.text("hint.next_list")
+    )
+    rung = seen.get(step.where, 0) + 1
+    return Upcoming(step.where, rung, len(step.rungs), what)
+
+
 def _where(lesson: curriculum.Lesson, step: _Step, lines: dict) -> str:
     if not step.code:
         return i18n.text("hint.where_list", file=lesson.filename)
@@ -300,12 +341,7 @@ def show(
     data = _load()
     seen = data.setdefault(lesson.module, {})
 
-    def fresh() -> _Step | None:
-        return next(
-            (t for t in walked if seen.get(t.where, 0) < len(t.rungs)), None
-        )
-
-    step = fresh()
+    step = _fresh(walked, seen)
     shown: list[tuple[_Step, int]] = []
     if step is not None and (not repeat or not any(seen.values())):
         seen[step.where] = seen.get(step.where, 0) + 1
@@ -319,7 +355,7 @@ def show(
         ]
     for step, rung in shown:
         out += _block(lesson, step, rung, lines)
-    nxt = fresh()
+    nxt = _fresh(walked, seen)
     if nxt is None:
         which = i18n.text(
             "hint.which_open"

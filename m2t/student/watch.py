@@ -228,7 +228,10 @@ class Watch:
             if check.status == "passed" or first:
                 return
             first.append(check)
-            self.out(_describe(check, time.perf_counter() - start))
+            todo = None
+            if check.status == "not_started":
+                todo = _next_todo(lesson, self.folder, shown)
+            self.out(_describe(check, time.perf_counter() - start, todo))
 
         stop = _StopOnSave(self.changes)
         grading.fresh_keras()
@@ -265,9 +268,17 @@ class Watch:
         else:
             self.done.discard(lesson.module)
             self.out(text("watch.score", passed=result.passed, **figures))
-            left = hints.left(lesson, self.folder)
-            if left > 0:
-                self.out(text("watch.stuck", arg=lesson.id, left=left))
+            nxt = hints.upcoming(lesson, self.folder)
+            if nxt is not None:
+                self.out(
+                    text(
+                        "watch.stuck",
+                        arg=lesson.arg,
+                        rung=nxt.rung,
+                        rungs=nxt.rungs,
+                        what=nxt.what,
+                    )
+                )
         return result
 
     def footer(self) -> None:
@@ -368,12 +379,32 @@ def _printer(stream) -> Callable[..., None]:
     return out
 
 
-def _describe(check: grading.Check, seconds: float) -> str:
+def _next_todo(
+    lesson: curriculum.Lesson, folder: Path, shown: Path
+) -> str | None:
+    """ "l16 AdditiveAttention.call: not started (TODO at FILE:LINE)" for
+    the first TODO of the file still to write, the one `m2t hint` is for
+    (a grader may check the TODOs in another order); None when no
+    `raise NotImplementedError` of the lesson is left to place."""
+    todos = hints.todo_lines(lesson, folder)
+    if not todos:
+        return None
+    where, line = next(iter(todos.items()))
+    return text(
+        "probe.not_started", tag=lesson.tag, what=where, where=f"{shown}:{line}"
+    )
+
+
+def _describe(
+    check: grading.Check, seconds: float, todo: str | None = None
+) -> str:
+    """The watch's line for a failing check; `todo`, for a check not
+    started, names the TODO to write next instead of the check's own."""
     mark = text(f"mark.{check.status}")
     message = clean(check.message)  # the student's output: no controls
     lines = message.splitlines() or [text(f"status.{check.status}")]
     if check.status == "not_started":
-        return f"  [{mark}] {lines[0]}"
+        return f"  [{mark}] {clean(todo) if todo else lines[0]}"
     return text(
         "watch.check",
         mark=mark,
