@@ -3,7 +3,9 @@ ahead prediction.
 
 Sizes: series of T=23 and T=40 values, windows tau=1, 4 and 7, a hidden
 layer of 10 units (d2l) and, for the k-step checks, a grader-made model with
-H=6 tanh units. Conventions: `features[j] = x[j : j + tau]` (oldest first),
+H=6 tanh units. Edge cases: a series that is a column of a (T, 2) table (a
+strided view), and the largest k or tau there is (a single window, one
+prediction). Conventions: `features[j] = x[j : j + tau]` (oldest first),
 `labels[j] = x[j + tau]`; the k-step prediction j is of `x[j + tau + k - 1]`.
 """
 
@@ -16,6 +18,7 @@ from graders.lib.judge import Mistake
 from graders.lib.judge import expect
 from graders.lib.judge import expect_close
 from graders.lib.judge import expect_shape
+from graders.lib.judge import fail
 from graders.lib.messages import say
 from graders.lib.probes import value_errors
 from graders.lib.tolerances import EXACT
@@ -134,8 +137,25 @@ def _grader_model(tau, weights):
 
 
 @lesson.probe
+def run_lagged_features_of_column(m, table, column, tau):
+    """lagged_features of one column of a (T, C) table: a strided view."""
+    return m.lagged_features(table[:, column], tau)
+
+
+@lesson.probe
 def run_k_step(m, x, tau, k, weights):
     return m.k_step_predict(_grader_model(tau, weights), x, tau, k)
+
+
+@lesson.probe
+def run_k_step_or_error(m, x, tau, k, weights):
+    """run_k_step, or {"error": its first line} where the student's code
+    raises on a shape (the judge then names the input)."""
+    try:
+        return m.k_step_predict(_grader_model(tau, weights), x, tau, k)
+    except (IndexError, ValueError, TypeError) as e:
+        first = str(e).splitlines()[0] if str(e) else ""
+        return {"error": f"{type(e).__name__}: {first}"}
 
 
 @lesson.probe
@@ -177,11 +197,11 @@ def run_training(m, x, tau, n_train, epochs):
     )
     model.fit(train_x, train_y, batch_size=16, epochs=epochs, verbose=0)
     after = mse()
-    errors = {}
+    preds, errors = {}, {}
     for k in (1, 64):
-        pred = m.k_step_predict(model, x, tau, k)
-        errors[k] = float(np.mean((pred - x[tau + k - 1 :]) ** 2))
-    return before, after, errors[1], errors[64]
+        preds[k] = np.asarray(m.k_step_predict(model, x, tau, k))
+        errors[k] = float(np.mean((preds[k] - x[tau + k - 1 :]) ** 2))
+    return before, after, errors[1], errors[64], preds[1], preds[64]
 
 
 # ------------------------------------------------------------------ inputs
@@ -249,6 +269,29 @@ def test_lagged_features_values(rng, T, tau):
         say("l05.labels"),
         tol=EXACT,
         hint=say("l05.labels_hint"),
+    )
+
+
+def test_lagged_features_of_a_column(rng):
+    """A series is often one column of a table: a view whose items are not
+    next to each other in memory. Windows must come from its values, not
+    from its memory layout."""
+    T, tau = 23, 4
+    table = np.stack([_series(rng, T), _series(rng, T)], axis=1)  # (T, 2)
+    features, labels = run_lagged_features_of_column(table, 1, tau)
+    ref_features, ref_labels = ref_lagged_features(table[:, 1], tau)
+    expect_close(
+        features,
+        ref_features,
+        say("l05.column_features", T=T, tau=tau),
+        tol=EXACT,
+        hint=say("l05.column_hint"),
+    )
+    expect_close(
+        labels,
+        ref_labels,
+        say("l05.column_labels", T=T, tau=tau),
+        tol=EXACT,
     )
 
 
@@ -327,6 +370,34 @@ def test_k_step_predict_matches_reference(rng, k):
     )
 
 
+# The largest k (or tau) a series allows: n = T - tau - k + 1 = 1 window.
+SINGLE_WINDOW = {"k_last": (23, 4, 19), "tau_last": (8, 7, 1)}
+
+
+@pytest.mark.parametrize("case", list(SINGLE_WINDOW), ids=list(SINGLE_WINDOW))
+def test_k_step_predict_of_a_single_window(rng, case):
+    T, tau, k = SINGLE_WINDOW[case]
+    x = _noisy_sine(rng, T=T)
+    weights = _tanh_weights(rng, tau)
+    got = run_k_step_or_error(x, tau, k, weights)
+    if isinstance(got, dict):
+        fail([say("l05.single_window_raised", T=T, tau=tau, k=k, **got)])
+    shape_wrong = np.shape(got) != (1,)
+    expect_close(
+        got,
+        ref_k_step(x, tau, k, weights),
+        say("l05.single_window", T=T, tau=tau, k=k),
+        diagnoses={
+            TRUE_VALUES_FED_BACK: lambda: ref_k_step(
+                x, tau, k, weights, TRUE_VALUES_FED_BACK
+            )
+        },
+        hint=say("l05.single_window_hint")
+        if shape_wrong
+        else say("l05.k_step_hint", n=1),
+    )
+
+
 def test_one_step_prediction_is_the_model_on_lagged_features(rng):
     tau = 3
     x = _noisy_sine(rng, T=31)
@@ -350,7 +421,7 @@ def test_training_smoke_and_error_accumulation(rng):
     (0.2^2 = 0.04), and, as in d2l, 64-step-ahead predictions are far worse
     than one-step ones."""
     x = _noisy_sine(rng)
-    before, after, one_step, far = run_training(x, 4, 600, 2)
+    before, after, one_step, far, pred1, pred64 = run_training(x, 4, 600, 2)
     expect(
         after < 0.5 * before and after < 0.1,
         say("l05.training", before=f"{before:.4f}", after=f"{after:.4f}"),
@@ -358,8 +429,11 @@ def test_training_smoke_and_error_accumulation(rng):
     expect(
         far > 2 * one_step,
         say("l05.far", far=f"{far:.4f}", one_step=f"{one_step:.4f}"),
-        got=np.array([1.0]),  # the signature of feeding in true values
-        diagnoses={TRUE_VALUES_FED_BACK: np.array([1.0])},
+        # Fed the true values, entry j of the 64-step predictions is the
+        # one-step prediction from the window x[j + 63 .. j + 66]: entry
+        # j + 63 of the student's own one-step predictions, and only then.
+        got=pred64,
+        diagnoses={TRUE_VALUES_FED_BACK: lambda: np.asarray(pred1)[63:]},
     )
     expect(
         0.03 < one_step < 0.07,

@@ -2,7 +2,9 @@
 
 The corpus below has ties in frequency whose first-seen order is not
 alphabetical, tokens at exactly `min_freq`, reserved tokens and unknown
-tokens, so each ordering rule shows. Conventions: `<unk>` is index 0, then
+tokens, so each ordering rule shows; lines with a tab and a Windows line
+end, and a corpus that holds `<unk>` itself (as PTB's text does), are the
+edge cases. Conventions: `<unk>` is index 0, then
 the reserved tokens, then the corpus tokens by descending count (ties: first
 seen first); tokens seen fewer than `min_freq` times map to 0.
 """
@@ -38,6 +40,11 @@ PROSE = [
 ]
 RESERVED = ["<pad>", "<bos>", "<eos>"]
 UNKNOWN = ["zebra", "Cat", ""]
+# Whitespace other than the space: a tab, the "\r" that splitting Windows
+# text on "\n" leaves, a line of whitespace only.
+WHITESPACE = ["go\tnow", "a tab\tand  spaces ", "a windows line\r", " \t"]
+# PTB's text (d2l's word2vec chapter) writes its rare words as <unk>.
+UNK_LINES = ["the <unk> sat on the mat", "a <unk> and a <unk> dog"]
 
 # ---------------------------------------------------------------- mistakes
 SPLIT_ON_SPACE = Mistake(
@@ -226,25 +233,52 @@ def run_errors(m, lines):
 
 
 # ------------------------------------------------------------------ checks
-def _lengths(lines_of_tokens):
-    return np.array([len(line) for line in lines_of_tokens], dtype=np.float64)
+def _token_codes(outputs):
+    """Lists of lines of tokens as float arrays of one shape, equal exactly
+    when the tokens are: per line a flag (1: the line is there), then one id
+    per distinct token, -1 past the line's end."""
+    ids: dict[str, int] = {}
+    rows = max(len(o) for o in outputs)
+    width = max((len(line) for o in outputs for line in o), default=0)
+    codes = []
+    for o in outputs:
+        code = np.full((rows, width + 1), -1.0)
+        for i, line in enumerate(o):
+            code[i, 0] = 1.0
+            for j, tok in enumerate(line):
+                code[i, j + 1] = ids.setdefault(repr(tok), len(ids))
+        codes.append(code)
+    return codes
+
+
+def _expect_tokens(lines, token, message):
+    """tokenize(lines, token) must be the reference; a catalogued mistake
+    is named only when its tokens are exactly the student's."""
+    got = run_tokenize(lines, token)
+    expected = ref_tokenize(lines, token)
+    mistakes = (SPLIT_ON_SPACE,) if token == "word" else (CHARS_DROP_SPACES,)
+    outputs = [ref_tokenize(lines, token, mistake) for mistake in mistakes]
+    readable = isinstance(got, list) and all(
+        isinstance(line, (list, tuple)) for line in got
+    )
+    codes = _token_codes([got if readable else [], expected, *outputs])
+    expect(
+        readable and [list(line) for line in got] == expected,
+        say(message, token=repr(token), expected=expected, got=got),
+        got=codes[0] if readable else None,
+        diagnoses=dict(zip(mistakes, codes[2:], strict=True)),
+        expected=codes[1],
+    )
 
 
 @pytest.mark.parametrize("token", ["word", "char"])
 def test_tokenize(token):
-    got = run_tokenize(LINES, token)
-    expected = ref_tokenize(LINES, token)
-    expect(
-        isinstance(got, list) and [list(line) for line in got] == expected,
-        say("l06.tokenize", token=repr(token), expected=expected, got=got),
-        got=_lengths(got) if isinstance(got, list) else None,
-        diagnoses={
-            mistake: _lengths(ref_tokenize(LINES, token, mistake))
-            for mistake in (
-                (SPLIT_ON_SPACE,) if token == "word" else (CHARS_DROP_SPACES,)
-            )
-        },
-    )
+    _expect_tokens(LINES, token, "l06.tokenize")
+
+
+def test_tokenize_other_whitespace():
+    """Words are separated by any run of whitespace, not by spaces only."""
+    _expect_tokens(WHITESPACE, "word", "l06.tokenize_whitespace")
 
 
 @pytest.mark.points(2)
@@ -345,6 +379,39 @@ def test_ties_keep_first_seen_order():
         ),
         got=np.array(facts["lookup"]),
         diagnoses=_vocab_diagnoses(tokens, queries),
+    )
+
+
+def test_a_corpus_that_holds_unk():
+    """A corpus may hold <unk> itself: it stays index 0, once."""
+    tokens = [line.split() for line in UNK_LINES]
+    queries = _queries(tokens, RESERVED)
+    facts = run_vocab(tokens, queries, 0, RESERVED)
+    expected = ref_idx_to_token(tokens, 0, RESERVED)
+    lookups = ref_lookup(tokens, queries, 0, RESERVED)
+    expect(
+        facts["idx_to_token"] == expected and facts["len"] == len(expected),
+        say(
+            "l06.unk_in_corpus",
+            reserved=RESERVED,
+            expected=expected,
+            got=facts["idx_to_token"],
+        ),
+        got=np.array(facts["lookup"]),
+        diagnoses=_vocab_diagnoses(tokens, queries, 0, RESERVED),
+        expected=lookups,
+    )
+    expect(
+        facts["lookup"] == lookups.tolist(),
+        say(
+            "l06.lookups",
+            queries=queries,
+            expected=lookups.astype(int).tolist(),
+            got=facts["lookup"],
+        ),
+        got=np.array(facts["lookup"]),
+        diagnoses=_vocab_diagnoses(tokens, queries, 0, RESERVED),
+        expected=lookups,
     )
 
 

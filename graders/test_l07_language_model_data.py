@@ -2,7 +2,10 @@
 
 The corpus is a random permutation of 0..N-1, so every token tells where it
 sits (`POS[token]`) and a minibatch can be traced back to its place in the
-corpus. Sizes: B=2, T=5, N=35 (d2l's example), B=3, T=4 with N=40 or N=53.
+corpus. Sizes: B=2, T=5, N=35 (d2l's example), B=3, T=4 with N=40 or N=53,
+and two lengths whose counts depend on the offset: B=1, T=4, N=55 (13
+random subsequences for the offsets 0..2, 12 for 3) and B=3, T=4, N=49
+(4 sequential minibatches for offset 0, 3 for any other).
 Conventions: the offset is drawn from [0, T); Y is X one token later.
 """
 
@@ -111,8 +114,12 @@ def ref_perplexity(losses, mistake=None):
     return np.exp(np.mean(losses))
 
 
-def _stack(batches):
-    """list of (X, Y) -> (X (n, B, T), Y (n, B, T))."""
+def _stack(batches, kind, B, T):
+    """list of (X, Y) -> (X (n, B, T), Y (n, B, T)), each minibatch's
+    shape checked first."""
+    for x, y in batches:
+        expect_shape(np.asarray(x), (B, T), say(f"l07.{kind}_x"))
+        expect_shape(np.asarray(y), (B, T), say(f"l07.{kind}_y"))
     X = np.stack([np.asarray(x) for x, _ in batches])
     Y = np.stack([np.asarray(y) for _, y in batches])
     return X, Y
@@ -123,9 +130,17 @@ def _starts(X, pos):
     return pos[np.asarray(X)[..., 0].reshape(-1)]
 
 
-def _overlap(starts, T):
-    s = np.sort(starts)
-    return float(np.any(np.diff(s) < T))
+def _repeated(starts):
+    """The starts used more than once, sorted."""
+    values, counts = np.unique(np.asarray(starts), return_counts=True)
+    return [int(v) for v in values[counts > 1]]
+
+
+def _random_offset(batches, pos, T):
+    """The offset the random minibatches show: every start is offset + k T
+    (0 when nothing came)."""
+    firsts = [pos[np.asarray(X)[:, 0]] for X, _ in batches]
+    return int(min(int(f.min()) for f in firsts)) % T if firsts else 0
 
 
 # ------------------------------------------------------------------ probes
@@ -195,51 +210,75 @@ def run_errors(m, corpus):
 
 
 SIZES = {"d2l_B2_T5_N35": (2, 5, 35), "B3_T4_N40": (3, 4, 40)}
+# N a multiple of T gives N // T - 1 random subsequences whatever the
+# offset; N = 55 with T = 4 gives (N - offset - 1) // T = 13 for the offsets
+# 0..2 and 12 for 3, and B = 1 uses every one of them.
+RANDOM_SIZES = {**SIZES, "B1_T4_N55": (1, 4, 55)}
 
 
 # ------------------------------------------------------------ random checks
-@pytest.mark.parametrize("sizes", list(SIZES), ids=list(SIZES))
+@pytest.mark.parametrize("sizes", list(RANDOM_SIZES), ids=list(RANDOM_SIZES))
 def test_random_minibatch_shapes_and_count(rng, sizes):
-    B, T, N = SIZES[sizes]
-    corpus, _ = _corpus(N, rng)
-    batches = run_iter("random", corpus, B, T, 0)
-    expected = (N // T - 1) // B  # num_subseqs is N // T - 1 for any offset
-    expect(
-        len(batches) == expected,
-        say(
-            "l07.random_count",
-            N=N,
-            B=B,
-            T=T,
-            expected=expected,
-            got=len(batches),
-        ),
-    )
-    for X, Y in batches:
-        expect_shape(X, (B, T), say("l07.random_x"))
-        expect_shape(Y, (B, T), say("l07.random_y"))
+    B, T, N = RANDOM_SIZES[sizes]
+    corpus, pos = _corpus(N, rng)
+    for seed in (0, 1, 2):
+        batches = run_iter("random", corpus, B, T, seed)
+        offset = _random_offset(batches, pos, T)
+        subsequences = (N - offset - 1) // T
+        expected = subsequences // B
+        expect(
+            len(batches) == expected,
+            say(
+                "l07.random_count",
+                N=N,
+                B=B,
+                T=T,
+                seed=seed,
+                offset=offset,
+                subsequences=subsequences,
+                expected=expected,
+                got=len(batches),
+            ),
+        )
+        for X, Y in batches:
+            expect_shape(X, (B, T), say("l07.random_x"))
+            expect_shape(Y, (B, T), say("l07.random_y"))
 
 
 @pytest.mark.points(2)
-@pytest.mark.parametrize("sizes", list(SIZES), ids=list(SIZES))
+@pytest.mark.parametrize("sizes", list(RANDOM_SIZES), ids=list(RANDOM_SIZES))
 @pytest.mark.parametrize("seed", [0, 1, 2], ids=lambda s: f"seed{s}")
 def test_random_covers_each_subsequence_once(rng, sizes, seed):
-    B, T, N = SIZES[sizes]
+    B, T, N = RANDOM_SIZES[sizes]
     corpus, pos = _corpus(N, rng)
-    X, _ = _stack(run_iter("random", corpus, B, T, seed))
+    X, _ = _stack(run_iter("random", corpus, B, T, seed), "random", B, T)
     starts = _starts(X, pos)
-    offset = int(starts.min())
-    expected = offset + T * np.arange(N // T - 1)
+    repeated = _repeated(starts)
     expect(
-        offset < T and sorted(starts.tolist()) == expected.tolist(),
+        not repeated,
+        say("l07.random_repeated", N=N, T=T, seed=seed, repeated=repeated),
+    )
+    offset = int(starts.min()) % T
+    subsequences = (N - offset - 1) // T
+    expected = offset + T * np.arange(subsequences)
+    got = np.sort(starts)
+    expect(
+        got.tolist() == expected.tolist(),
         say(
             "l07.random_starts",
+            N=N,
             T=T,
-            last=N // T - 2,
-            starts=sorted(starts.tolist()),
+            seed=seed,
+            offset=offset,
+            last=subsequences - 1,
+            subsequences=subsequences,
+            starts=got.tolist(),
         ),
-        got=np.array([_overlap(starts, T)]),
-        diagnoses={OVERLAP: np.array([1.0])},
+        got=got.astype(np.float64),
+        # the stride-1 starts of overlapping subsequences, told apart from
+        # repeated starts (caught above) and from any other set of starts
+        diagnoses={OVERLAP: offset + np.arange(subsequences, dtype=float)},
+        expected=expected.astype(np.float64),
     )
     rows = X.reshape(-1, T)
     slices = np.stack([corpus[s : s + T] for s in starts])
@@ -253,7 +292,7 @@ def test_random_covers_each_subsequence_once(rng, sizes, seed):
 def test_y_is_x_shifted_by_one(rng, kind):
     B, T, N = 3, 4, 53
     corpus, pos = _corpus(N, rng)
-    X, Y = _stack(run_iter(kind, corpus, B, T, 5))
+    X, Y = _stack(run_iter(kind, corpus, B, T, 5), kind, B, T)
     offset = int(pos[X[0, 0, 0]]) if kind == "sequential" else 0
     expect(
         np.array_equal(pos[Y], pos[X] + 1),
@@ -313,33 +352,44 @@ def test_seed_makes_it_deterministic_and_offsets_vary(rng, kind):
 
 
 # -------------------------------------------------------- sequential checks
+# N - 1 = 48 = 4 B T: offset 0 leaves rows of 16 tokens (4 minibatches),
+# any other offset rows of 15 (3 minibatches).
+SEQUENTIAL_SIZES = {
+    "d2l_B2_T5_N35": (2, 5, 35),
+    "B3_T4_N53": (3, 4, 53),
+    "B3_T4_N49": (3, 4, 49),
+}
+
+
 @pytest.mark.parametrize(
-    "sizes",
-    ["d2l_B2_T5_N35", "B3_T4_N53"],
-    ids=["d2l_B2_T5_N35", "B3_T4_N53"],
+    "sizes", list(SEQUENTIAL_SIZES), ids=list(SEQUENTIAL_SIZES)
 )
 def test_sequential_shapes_and_count(rng, sizes):
-    B, T, N = {"d2l_B2_T5_N35": (2, 5, 35), "B3_T4_N53": (3, 4, 53)}[sizes]
+    B, T, N = SEQUENTIAL_SIZES[sizes]
     corpus, pos = _corpus(N, rng)
-    batches = run_iter("sequential", corpus, B, T, 1)
-    expect(len(batches) > 0, say("l07.nothing"))
-    offset = int(pos[np.asarray(batches[0][0])[0, 0]])
-    expected = ((N - offset - 1) // B) // T
-    expect(
-        len(batches) == expected,
-        say(
-            "l07.sequential_count",
-            N=N,
-            B=B,
-            T=T,
-            offset=offset,
-            expected=expected,
-            got=len(batches),
-        ),
-    )
-    for X, Y in batches:
-        expect_shape(X, (B, T), say("l07.sequential_x"))
-        expect_shape(Y, (B, T), say("l07.sequential_y"))
+    for seed in (1, 2, 3):
+        batches = run_iter("sequential", corpus, B, T, seed)
+        expect(len(batches) > 0, say("l07.nothing"))
+        offset = int(pos[np.asarray(batches[0][0])[0, 0]])
+        row = (N - offset - 1) // B
+        expected = row // T
+        expect(
+            len(batches) == expected,
+            say(
+                "l07.sequential_count",
+                N=N,
+                B=B,
+                T=T,
+                seed=seed,
+                offset=offset,
+                row=row,
+                expected=expected,
+                got=len(batches),
+            ),
+        )
+        for X, Y in batches:
+            expect_shape(X, (B, T), say("l07.sequential_x"))
+            expect_shape(Y, (B, T), say("l07.sequential_y"))
 
 
 @pytest.mark.points(2)
@@ -347,7 +397,9 @@ def test_sequential_shapes_and_count(rng, sizes):
 def test_sequential_matches_reference(rng, seed):
     B, T, N = 3, 4, 53
     corpus, pos = _corpus(N, rng)
-    X, Y = _stack(run_iter("sequential", corpus, B, T, seed))
+    X, Y = _stack(
+        run_iter("sequential", corpus, B, T, seed), "sequential", B, T
+    )
     offset = int(pos[X[0, 0, 0]])
     expect(
         0 <= offset < T,
@@ -394,7 +446,7 @@ def test_sequential_minibatches_continue_each_other(rng):
     what lets a model carry its hidden state across minibatches."""
     B, T, N = 3, 4, 77
     corpus, pos = _corpus(N, rng)
-    X, _ = _stack(run_iter("sequential", corpus, B, T, 4))
+    X, _ = _stack(run_iter("sequential", corpus, B, T, 4), "sequential", B, T)
     offset = int(pos[X[0, 0, 0]])
     places = pos[X]  # (n, B, T)
     adjacent = np.array_equal(places[1:, :, 0], places[:-1, :, -1] + 1) and (
