@@ -1,6 +1,7 @@
-"""The hint ladder: one `[[todo]]` of lessons/hints/ per TODO, rungs 2-3
-naming the calls the TODO leaves out, no rung repeating its TODO, and
-`m2t hint` walking the rungs of the first unfinished TODO, then the next."""
+"""The hint ladder: lessons/hints/ read and refused when malformed, and
+`m2t hint` walking the rungs of the first unfinished TODO, then the next.
+What each lesson's hints file holds is m2t.authoring.rules' (tests/
+test_rules.py)."""
 
 import functools
 import re
@@ -10,6 +11,7 @@ import pytest
 from m2t import ROOT
 from m2t import curriculum
 from m2t.authoring import make_lessons
+from m2t.authoring import rules
 from m2t.student import hints
 
 LESSONS = [
@@ -18,8 +20,6 @@ LESSONS = [
     if (ROOT / "solutions" / f"{x.module}.py").exists()
 ]
 L01 = curriculum.find("01")
-REPEAT_WORDS = 8
-"""A rung sharing this many words in a row with its TODO repeats it."""
 
 
 @functools.cache
@@ -32,54 +32,10 @@ def _specs(lesson):
 
 
 # ------------------------------------------------------------- the files
-@pytest.mark.parametrize("lesson", LESSONS, ids=lambda x: x.tag)
-def test_one_hint_per_todo_in_file_order(lesson):
-    todos = [s.region.where for s in _specs(lesson)]
-    ladder = [t.where for t in hints.ladder(lesson.module)]
-    assert ladder == todos, (
-        f"lessons/hints/{lesson.module}.toml: one [[todo]] per TODO of "
-        f"solutions/{lesson.module}.py, in file order"
-    )
-
-
-@pytest.mark.parametrize("lesson", LESSONS, ids=lambda x: x.tag)
-def test_rungs_two_and_three_name_the_calls(lesson):
-    for spec in _specs(lesson):
-        if spec.hinted is None or not spec.calls:
-            continue
-        missing = sorted(set(spec.calls) - set(spec.hinted))
-        assert len(spec.hinted) >= 0.9 * len(spec.calls), (
-            f"{lesson.tag} {spec.region.where}: the api and near rungs "
-            f"name {len(spec.hinted)} of {len(spec.calls)} calls; "
-            f"missing {missing}"
-        )
-
-
-def _words(text):
-    return re.findall(r"[\w.'\[\]]+", text.lower())
-
-
-@pytest.mark.parametrize("lesson", LESSONS, ids=lambda x: x.tag)
-def test_no_rung_repeats_its_todo(lesson):
-    by_where = {t.where: t for t in hints.ladder(lesson.module)}
-    for spec in _specs(lesson):
-        if spec.region.where not in by_where:
-            continue  # test_one_hint_per_todo_in_file_order says so
-        todo = _words(spec.region.todo.split(":", 1)[-1])
-        runs = {
-            " ".join(todo[i : i + REPEAT_WORDS])
-            for i in range(len(todo) - REPEAT_WORDS + 1)
-        }
-        rungs = by_where[spec.region.where].rungs
-        for name, rung in zip(hints.RUNGS, rungs, strict=True):
-            text = " ".join(_words(rung))
-            echoed = [run for run in runs if run in text]
-            assert not echoed, (
-                f"{lesson.tag} {spec.region.where}: rung {name!r} repeats "
-                f"its TODO: {echoed[0]!r}"
-            )
-
-
+# One [[todo]] per TODO in file order, both languages, rungs 2-3 naming the
+# calls and no rung repeating its TODO are lesson rules
+# (m2t.authoring.rules.hints_*), which tests/test_rules.py runs for every
+# lesson.
 def test_no_rung_repeats_its_todo_catches_a_copy(monkeypatch):
     todo = _specs(L01)[-1].region.todo
     ladder = list(hints.ladder(L01.module))
@@ -87,8 +43,8 @@ def test_no_rung_repeats_its_todo_catches_a_copy(monkeypatch):
         ladder[-1].where, ladder[-1].idea, todo, ladder[-1].near
     )
     monkeypatch.setattr(hints, "ladder", lambda module, *a: tuple(ladder))
-    with pytest.raises(AssertionError, match="rung 'api' repeats its TODO"):
-        test_no_rung_repeats_its_todo(L01)
+    (problem,) = rules.hints_do_not_repeat_todos(L01)
+    assert f"({ladder[-1].where}): rung 'api' repeats its TODO" in problem
 
 
 @pytest.mark.parametrize(

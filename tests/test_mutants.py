@@ -12,6 +12,7 @@ import pytest
 
 from m2t import ROOT
 from m2t import curriculum
+from m2t.authoring import grader_rules
 from m2t.authoring import mutants
 from tests.english import english_sentences
 from tests.english import speaks_chinese
@@ -49,7 +50,7 @@ def test_every_mutant_is_caught_and_diagnosed(m2t, lesson, tmp_path):
         for line in (ROOT / "docs" / "mistakes.md").read_text().splitlines()
         if line.startswith(f"| {lesson.tag} ")
     ]
-    stale = "docs/mistakes.md is stale: run `m2t mutants --markdown docs/mistakes.md`"
+    stale = f"docs/mistakes.md is stale: {grader_rules.MISTAKES_MD}"
     assert sorted(table) == sorted(rows), (
         f"{stale}\nonly in the table: {sorted(set(table) - set(rows))}\n"
         f"only in the output: {sorted(set(rows) - set(table))}"

@@ -5,6 +5,10 @@ import re
 import shutil
 
 from m2t import ROOT
+from m2t.authoring import make_lessons
+from m2t.authoring import rules
+from m2t.authoring import scaffold
+from m2t.curriculum import Lesson
 
 
 def test_self_check_passes_on_the_repository(m2t):
@@ -37,6 +41,7 @@ COURSE = (
     "solutions",
     "notebooks",
     "m2t_data",
+    "docs",
     "curriculum.toml",
     "pyproject.toml",
 )
@@ -56,53 +61,144 @@ def _scratch(tmp_path):
     return repo
 
 
-def test_a_new_lesson_is_checked_once_written_and_refused_when_a_file_goes(
-    m2t, tmp_path
-):
+DEMO = Lesson("99", "l99_demo", "Demo", ("demo",))
+"""What `m2t dev new-lesson 99 demo` adds to curriculum.toml."""
+
+
+def _rules(m2t, repo):
+    """(the problems `m2t dev check 99 --rules-only` prints in `repo`, the
+    problems the rule functions find there, in this process)."""
+    gate = m2t("dev", "check", "99", "--rules-only", cwd=repo)
+    lines = gate.stdout.strip().splitlines()
+    last = lines.pop() if lines else ""
+    if gate.returncode == 0:
+        assert last == "check: ok" and not lines, gate.stdout + gate.stderr
+    else:
+        assert gate.returncode == 1, gate.stdout + gate.stderr
+        assert last == f"check: {len(lines)} problem(s)", gate.stdout
+    return lines, rules.course(repo) + rules.check(DEMO, repo)
+
+
+def _write_the_markers(repo):
+    """Lesson 99 as its author finishes it: every TODO(author) written, a
+    reference and solution (2 x), one mistake (halved) with its mutant, its
+    Chinese and its row of docs/mistakes.md, the generated files made
+    again."""
+    files = scaffold.footprint(DEMO, repo)
+    for role, path in files.items():
+        if role != "skeleton":
+            text = path.read_text(encoding="utf-8")
+            path.write_text(text.replace("TODO(author)", "Written"), "utf-8")
+    done = "return 2.0 * x"
+    for role, placeholder in [
+        (
+            "solution",
+            'raise NotImplementedError("l99: write the reference solution")',
+        ),
+        (
+            "grader",
+            'raise NotImplementedError("l99 grader: write the '
+            'float64 reference")',
+        ),
+    ]:
+        text = files[role].read_text(encoding="utf-8")
+        assert placeholder in text, role
+        files[role].write_text(text.replace(placeholder, done), "utf-8")
+    grader = files["grader"].read_text(encoding="utf-8")
+    files["grader"].write_text(
+        grader.replace(
+            "from graders.lib.judge import expect_close\n",
+            "from graders.lib.judge import Mistake\n"
+            "from graders.lib.judge import expect_close\n",
+        ).replace(
+            "MISTAKES = ()",
+            'MISTAKES = (Mistake("halved", "x is halved, not doubled."),)',
+        ),
+        "utf-8",
+    )
+    with open(files["mutants"], "a", encoding="utf-8") as f:
+        f.write(
+            '\n[halved]\nreplace = [["return 2.0 * x", "return 0.5 * x"]]\n'
+        )
+    zh = repo / "graders" / "messages" / "mistakes.zh.toml"
+    with open(zh, "a", encoding="utf-8") as f:
+        f.write('\n[l99_demo]\nhalved = "x 被减半了，而不是加倍。"\n')
+    with open(repo / "docs" / "mistakes.md", "a", encoding="utf-8") as f:
+        f.write("| l99 | `halved` | yes | yes | 1 |\n")
+    make_lessons.write(repo / "solutions", repo / "lessons")
+    (repo / "docs" / "specs.md").write_text(
+        make_lessons.specs_table(
+            make_lessons.specs(repo / "solutions", repo / "lessons" / "hints")
+        ),
+        encoding="utf-8",
+    )
+
+
+def test_the_gate_fails_a_new_lesson_on_its_markers_alone(m2t, tmp_path):
+    """The rules alone (nothing graded): `m2t dev new-lesson 99 demo`
+    fails the gate on its TODO(author) markers and nothing else; with them
+    written it passes; a file of the lesson gone, or a mistake's mutant,
+    fails it with the message the rule functions give in the suite."""
     repo = _scratch(tmp_path)
     made = m2t("dev", "new-lesson", "99", "demo", cwd=repo)
     assert made.returncode == 0, made.stdout + made.stderr
-    from m2t.authoring import scaffold
-    from m2t.curriculum import Lesson
-
-    demo = Lesson("99", "l99_demo", "Demo", ("demo",))
-    files = scaffold.footprint(demo, repo)
-    for path in files.values():
+    files = scaffold.footprint(DEMO, repo)
+    for path in [*files.values(), repo / "docs" / "specs.md"]:
         assert f"wrote {path.relative_to(repo)}" in made.stdout
     assert (
         '[[lesson]]\nid = "99"\nmodule = "l99_demo"'
         in (repo / "curriculum.toml").read_text()
     )
 
-    # As written, the reference is a placeholder: check refuses.
-    unwritten = m2t("check", "99", cwd=repo)
-    assert unwritten.returncode == 1
-    assert "not_started on solutions/" in unwritten.stdout
+    gate, suite = _rules(m2t, repo)
+    assert gate == suite and len(gate) >= 5, gate
+    marker = re.compile(r"l99 \(l99_demo\): \S+:\d+: TODO\(author\) left: ")
+    assert all(marker.match(p) for p in gate), gate
+    marked = {p.split(": ")[1].split(":")[0] for p in gate}
+    for role in ("solution", "grader", "mutants", "hints", "notes"):
+        assert files[role].relative_to(repo).as_posix() in marked, role
 
-    solution, grader = files["solution"], files["grader"]
-    solution.write_text(
-        solution.read_text().replace(
-            'raise NotImplementedError("l99: write the reference solution")',
-            "return 2.0 * x",
-        )
+    _write_the_markers(repo)
+    assert _rules(m2t, repo) == ([], [])
+
+    mutants = files["mutants"].read_text(encoding="utf-8")
+    files["mutants"].write_text(mutants.split("\n[halved]")[0] + "\n")
+    gate, suite = _rules(m2t, repo)
+    assert (
+        gate
+        == suite
+        == [
+            "l99 (l99_demo): mistake 'halved' has no mutant: add a [halved] "
+            "table to solutions/mutants/l99_demo.toml",
+            "l99 (l99_demo): docs/mistakes.md lists 'halved', which is no "
+            "mutant of the lesson: run `m2t mutants 99` (each caught, diagnosed "
+            "as itself), then `m2t mutants --markdown docs/mistakes.md`",
+        ]
     )
-    grader.write_text(
-        grader.read_text().replace(
-            'raise NotImplementedError("l99 grader: write the float64 '
-            'reference")',
-            "return 2.0 * x",
-        )
-    )
+    files["mutants"].write_text(mutants, encoding="utf-8")
+
+    for role in ("hints", "mutants", "skeleton"):
+        text = files[role].read_text(encoding="utf-8")
+        files[role].unlink()
+        gate, suite = _rules(m2t, repo)
+        shown = files[role].relative_to(repo).as_posix()
+        assert gate == suite, (gate, suite)
+        assert f"l99 (l99_demo): no {role} file {shown}: " in "\n".join(gate)
+        files[role].write_text(text, encoding="utf-8")
+    assert "run `m2t make-lessons`" in "\n".join(gate)  # the skeleton's fix
+
+
+def test_a_new_lesson_is_checked_once_written(m2t, tmp_path):
+    """Written, lesson 99 passes the whole gate: its rules, then its
+    grades on the solution (in process and in the sandbox) and on the
+    skeleton."""
+    repo = _scratch(tmp_path)
+    made = m2t("dev", "new-lesson", "99", "demo", cwd=repo)
+    assert made.returncode == 0, made.stdout + made.stderr
+    _write_the_markers(repo)
     written = m2t("check", "99", cwd=repo)
     assert written.returncode == 0, written.stdout + written.stderr
     assert written.stdout.strip().endswith("check: ok")
-
-    files["notes"].unlink()
-    gone = m2t("check", "99", cwd=repo)
-    assert gone.returncode == 1
-    assert "l99 (l99_demo): no notes file lessons/notes/l99_demo.md" in (
-        gone.stdout
-    )
 
 
 def test_new_lesson_refuses_a_taken_number_and_writes_nothing(m2t, tmp_path):

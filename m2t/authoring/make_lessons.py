@@ -403,7 +403,7 @@ def specs_table(found: list[Spec]) -> str:
         "A TODO gives its shapes when it has an `(in) -> (out)` such as",
         "`X (B, D) -> O (B, U)` or `list[str] -> int`. `make-lessons --check`",
         "refuses a TODO that names more than a third of its region's calls",
-        "or gives no shapes; tests/test_hints.py wants the hint rungs 2-3",
+        "or gives no shapes; `m2t dev check` wants the hint rungs 2-3",
         "(the API, the near-solution) of each TODO to name at least 90%.",
         "",
         "| lesson | TODOs | with shapes | calls | named in TODOs | "

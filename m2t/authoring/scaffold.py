@@ -124,11 +124,15 @@ def new_lesson(
     number: str, topic: str, title: str | None = None, root: Path = ROOT
 ) -> list[Path]:
     """Write every file of lesson `number` on `topic` and its curriculum
-    entry; returns the files written (curriculum.toml last).
+    entry; returns the files written (curriculum.toml, then docs/specs.md,
+    last).
 
     The solution has one TODO region around a placeholder, the grader one
-    probe and one check against a reference still to write: `m2t check`
-    refuses the lesson until both are written.
+    probe and one check against a reference still to write, and every
+    place the author writes carries a `TODO(author)` marker: `m2t dev
+    check` refuses the lesson on those markers (and nothing else) until
+    each is written. docs/specs.md, where there is one, is written again
+    with the new lesson's row.
 
     Raises:
         ValueError: a bad number or topic, a number or module the
@@ -183,4 +187,9 @@ def new_lesson(
         encoding="utf-8",
     )
     written.append(toml)
+    specs = root / "docs" / "specs.md"
+    if specs.exists():  # the TODO figures, with the new lesson's row
+        found = make_lessons.specs(root / "solutions", root / "lessons/hints")
+        specs.write_text(make_lessons.specs_table(found), encoding="utf-8")
+        written.append(specs)
     return written

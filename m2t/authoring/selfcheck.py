@@ -1,7 +1,15 @@
-"""The course checks itself (rustlings' `dev check`, stronger):
+"""The course checks itself (rustlings' `dev check`, stronger), in two
+parts. First the rules of `m2t.authoring.rules`, the ones the test suite
+calls too (nothing is graded; `m2t dev check --rules-only` stops there):
 
-* lessons/ is what the generator makes from solutions/;
-* curriculum, solution, lesson, grader, hints and mutants agree;
+* lessons/ is what the generator makes from solutions/, docs/specs.md is
+  what `make-lessons --markdown` writes;
+* every lesson's files are there and agree: curriculum, solution, grader,
+  hints, notes and mutants; references marked, hints and notes in both
+  languages, the minimums (a catalogued mistake with its mutant, a contract
+  check, a gradient check), no `TODO(author)` left.
+
+Then the grades:
 * every check passes on solutions/, in this process and once more in the
   sandbox, as `m2t grade --submission` grades a student's files (a
   solution that writes beside itself or reads the repository passes only
@@ -12,7 +20,6 @@
 
 from __future__ import annotations
 
-import ast
 import time
 from collections.abc import Callable
 from collections.abc import Sequence
@@ -22,101 +29,21 @@ from m2t import ROOT
 from m2t import curriculum
 from m2t import i18n
 from m2t import settings
-from m2t.authoring import make_lessons
-from m2t.authoring import mutants
-from m2t.authoring import scaffold
+from m2t.authoring import rules
 from m2t.grading.runner import LessonResult
-from m2t.student import hints
 
 
 def structure(lessons: Sequence[curriculum.Lesson]) -> list[str]:
-    """Problems with the files of `lessons` (those that have a solution):
-    a file of the lesson's footprint missing (named), notes without both
-    languages, a hints file without ladders, a curriculum object the
-    solution does not define, a grader importing lessons or solutions."""
-    problems = []
-    for lesson in lessons:
-        if lesson.is_question_list or not lesson.reference.exists():
-            continue
-        where = f"{lesson.tag} ({lesson.module})"
-        files = scaffold.footprint(lesson)
-        for role, path in files.items():
-            if not path.exists():
-                shown = path.relative_to(ROOT).as_posix()
-                problems.append(f"{where}: no {role} file {shown}")
-        if files["notes"].exists():
-            text = files["notes"].read_text(encoding="utf-8")
-            for heading in scaffold.NOTES_SECTIONS:
-                if heading not in text.splitlines():
-                    problems.append(f"{where}: the notes have no {heading!r}")
-        if files["hints"].exists():
-            try:
-                if not hints.ladder(lesson.module):
-                    problems.append(f"{where}: the hints file has no [[todo]]")
-            except ValueError as exc:
-                problems.append(f"{where}: {exc}")
-        defined = _top_level_names(lesson.reference)
-        for name in lesson.objects:
-            if name not in defined:
-                problems.append(
-                    f"{where}: curriculum.toml lists {name!r}, which "
-                    f"solutions/{lesson.filename} does not define"
-                )
-        if files["grader"].exists():
-            problems += _grader_imports(lesson, where)
-    return problems
-
-
-def _top_level_names(path: Path) -> set[str]:
-    """The functions, classes and variables a module defines at its top."""
-    names = set()
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, ast.Assign):
-            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
-        elif isinstance(node, ast.AnnAssign) and isinstance(
-            node.target, ast.Name
-        ):
-            names.add(node.target.id)
-    return names
-
-
-def _grader_imports(lesson: curriculum.Lesson, where: str) -> list[str]:
-    problems = []
-    tree = ast.parse(lesson.grader.read_text(encoding="utf-8"))
-    for node in ast.walk(tree):
-        names = []
-        if isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            names = [node.module or ""]
-        for name in names:
-            if name.split(".")[0] in ("lessons", "solutions"):
-                problems.append(
-                    f"{where}: the grader imports {name}; reach the "
-                    "student's code only through probes"
-                )
-    return problems
-
-
-def catalogued(results: Sequence[LessonResult]) -> list[str]:
-    """Problems between each grader's `MISTAKES` (as pytest collected them
-    in `results`) and the lesson's mutants: one without the other."""
-    problems = []
-    for result in results:
-        lesson = result.lesson
-        if not lesson.grader.exists():
-            continue
-        where = f"{lesson.tag} ({lesson.module})"
-        caught = set(result.mistakes)
-        made = set(mutants.catalogue(lesson.module))
-        for name in sorted(caught - made):
-            problems.append(f"{where}: mistake {name!r} has no mutant")
-        for name in sorted(made - caught):
-            problems.append(
-                f"{where}: mutant {name!r} is not a catalogued Mistake"
-            )
+    """The rules (`m2t.authoring.rules`), before any grading: what no one
+    lesson owns (lessons/ as `make-lessons` writes it, docs/specs.md's
+    other rows), then every rule of each of `lessons` that has a solution
+    (its files in place and fresh, references marked, hints and notes in
+    both languages, mistakes catalogued with mutants, a contract and a
+    gradient check where it has layers and weights, no `TODO(author)`
+    left). Each problem names the file and what to run or write."""
+    problems = rules.course()
+    for lesson in rules.lessons_ruled(lessons):
+        problems += rules.check(lesson)
     return problems
 
 
@@ -214,14 +141,17 @@ def run(
     lessons: Sequence[curriculum.Lesson],
     skeletons: Path | None = None,
     say: Callable[[str], None] | None = None,
+    rules_only: bool = False,
 ) -> list[str]:
-    """All checks; `skeletons` is the folder graded as the untouched
-    lessons; `say` hears how the sandboxed grade was confined and how long
-    it took."""
+    """All checks: the rules (`structure`), then the grades; `skeletons`
+    is the folder graded as the untouched lessons; `say` hears how the
+    sandboxed grade was confined and how long it took. `rules_only`: the
+    rules alone, nothing graded."""
+    problems = structure(lessons)
+    if rules_only:
+        return problems
     from m2t.grading import runner as grading
 
-    problems = [f"stale: {p}" for p in make_lessons.stale()]
-    problems += structure(lessons)
     if any(lesson.is_question_list for lesson in lessons):
         from m2t import questions
 
@@ -235,6 +165,5 @@ def run(
     on_skeletons = grading.grade(
         with_solution, impl=str(skeletons or ROOT / "lessons")
     )
-    problems += catalogued(on_solutions)
     problems += verify(on_solutions, on_skeletons)
     return problems + sandboxed(with_solution, say=say)

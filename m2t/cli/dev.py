@@ -2,7 +2,8 @@
 
 m2t dev make-lessons [--check]    regenerate lessons/ from solutions/
     [--markdown docs/specs.md]    (and the TODO and hint figures)
-m2t dev check [LESSON ...]        the course's self-check
+m2t dev check [LESSON ...]        the gate: every rule of
+    [--rules-only]                m2t.authoring.rules, then the grades
 m2t dev mutants [LESSON ...]      every known mistake caught and named
 m2t dev mutation [LESSON ...]     cosmic-ray's mutants of the solutions
 m2t dev release --out DIR         build the student edition
@@ -90,6 +91,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             curriculum.select(args.lessons),
             skeletons=Path(args.lessons_dir) if args.lessons_dir else None,
             say=print,
+            rules_only=args.rules_only,
         )
     for problem in problems:
         print(problem)
@@ -210,8 +212,9 @@ def cmd_new_lesson(args: argparse.Namespace) -> int:
     print(
         f"\nNext: write the solution and the grader's reference (each "
         f"TODO(author) in the files above), then `m2t make-lessons` and "
-        f"`m2t check {lesson[1:3]}`; `m2t answers-template` once the "
-        "lesson has questions."
+        f"`m2t dev check {lesson[1:3]}` (`--rules-only` names what is left "
+        "to write in a second); `m2t answers-template` once the lesson has "
+        "questions."
     )
     return 0
 
@@ -238,6 +241,11 @@ def _check(sub: argparse._SubParsersAction, text: str) -> None:
     check.add_argument("lessons", nargs="*", help=i18n.text("help.dev.lessons"))
     check.add_argument(
         "--lessons-dir", help=i18n.text("help.check.lessons_dir")
+    )
+    check.add_argument(
+        "--rules-only",
+        action="store_true",
+        help=i18n.text("help.check.rules_only"),
     )
     check.set_defaults(func=cmd_check)
 
