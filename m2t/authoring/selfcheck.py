@@ -47,22 +47,17 @@ def structure(lessons: Sequence[curriculum.Lesson]) -> list[str]:
     return problems
 
 
-def verify(
-    on_solutions: Sequence[LessonResult], on_skeletons: Sequence[LessonResult]
-) -> list[str]:
-    """Problems in the two grades: a solution check that does not pass, a
-    skeleton check that is not 'not started'."""
-    problems = _not_passing(on_solutions, "on solutions/")
-    for result in on_skeletons:
-        for check in result.checks:
-            if check.status != "not_started":
-                problems.append(
-                    f"{check.lesson} {check.name}: {check.status} on the "
-                    "untouched lessons (every check must fail as not "
-                    "started: does it test given code, or did a solution "
-                    "leak into the skeleton?)"
-                )
-    return problems
+def _untouched(on_skeletons: Sequence[LessonResult]) -> list[str]:
+    """A problem for each check of the untouched lessons' grade that is
+    not 'not started'."""
+    return [
+        f"{check.lesson} {check.name}: {check.status} on the untouched "
+        "lessons (every check must fail as not started: does it test given "
+        "code, or did a solution leak into the skeleton?)"
+        for result in on_skeletons
+        for check in result.checks
+        if check.status != "not_started"
+    ]
 
 
 def _not_passing(results: Sequence[LessonResult], where: str) -> list[str]:
@@ -161,9 +156,12 @@ def run(
             problems.append(f"questions: the bank does not load: {exc}")
         problems += questions.problems(experiments=questions.EXPERIMENTS)
     with_solution = [lesson for lesson in lessons if lesson.reference.exists()]
-    on_solutions = grading.grade(with_solution, impl="solutions")
+    # The solutions are graded once, in the sandbox, as a student's
+    # submission is: a capstone trains once per check. (The local,
+    # unconfined path is graded on every mutant by `m2t mutants` and on
+    # the solutions by the student edition's tests.)
+    in_sandbox = sandboxed(with_solution, say=say)
     on_skeletons = grading.grade(
         with_solution, impl=str(skeletons or ROOT / "lessons")
     )
-    problems += verify(on_solutions, on_skeletons)
-    return problems + sandboxed(with_solution, say=say)
+    return problems + in_sandbox + _untouched(on_skeletons)
