@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import time
 
 from m2t.grading import runner as grading
@@ -76,3 +77,23 @@ def test_the_watch_speaks_past_pytests_capture(tmp_path):
         seen = ""
     os.close(read)
     assert "running, 15 s so far" in seen, (seen, captured.read_text())
+
+
+def test_a_capstones_progress_lines_reach_the_watch():
+    """Lesson 23's grader writes its progress (the cell it trains, the
+    perplexity reached against the target) to `sys.__stderr__` where that
+    is a terminal; in the watch's run it is, and each line is said."""
+    from graders.test_l23_capstone_language_model import _progress
+
+    said: list[str] = []
+    live = watch._Live(show=lambda *a: None, say=said.append, costs={})
+    real = sys.__stderr__
+    live.pytest_sessionstart(None)
+    try:
+        _progress("gru: held-out perplexity 1.702, target 1.841")
+    finally:
+        live.pytest_sessionfinish(None, 0)
+    assert sys.__stderr__ is real
+    assert said == ["  gru: held-out perplexity 1.702, target 1.841"]
+    _progress("after the run: not said")
+    assert len(said) == 1

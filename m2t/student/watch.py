@@ -167,6 +167,35 @@ class _StopOnSave:
             self.interrupted = True
 
 
+class _TerminalLines:
+    """Stands for `sys.__stderr__` while the watch grades: a terminal,
+    whose every line goes to `say`. A capstone's grader writes its progress
+    there where a person watches (the cell it trains, then the held-out
+    perplexity reached against its target), and in the watch's process
+    descriptor 2 is pytest's capture file or /dev/null, never a terminal."""
+
+    def __init__(self, say: Callable[[str], None], real):
+        self.say = say
+        self.real = real
+        self.encoding = getattr(real, "encoding", None) or "utf-8"
+        self._partial = ""
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, data: str) -> int:
+        *lines, self._partial = (self._partial + data).split("\n")
+        for line in lines:
+            self.say(f"  {clean(line)}")
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+    def fileno(self) -> int:
+        return self.real.fileno()
+
+
 class _Live:
     """pytest plugin of one grade in the watch, and its `on_check`: which
     failing check is shown, and word of a check that runs long.
@@ -180,7 +209,9 @@ class _Live:
 
     A check still running after `long_s` says so every `tick_s` seconds
     (its seconds so far, and what it took when it last passed), and once
-    it has passed says that too: a capstone's training shows it moves.
+    it has passed says that too: a capstone's training shows it moves;
+    while the run lasts, what a grader writes to the terminal for a person
+    watching (`sys.__stderr__`, `_TerminalLines`) is said too.
 
     Args:
         show: prints a failing check (the check, its seconds into the run).
@@ -211,6 +242,18 @@ class _Live:
         self.announced: set[str] = set()
         self._stop = threading.Event()
         self._lock = threading.Lock()
+        self._stderr = sys.__stderr__
+
+    def pytest_sessionstart(self, session) -> None:
+        self._stderr = sys.__stderr__
+        sys.__stderr__ = _TerminalLines(self.say, self._stderr)
+
+    def pytest_sessionfinish(self, session, exitstatus) -> None:
+        self._restore()
+
+    def _restore(self) -> None:
+        if isinstance(sys.__stderr__, _TerminalLines):
+            sys.__stderr__ = self._stderr
 
     def pytest_collection_modifyitems(self, items) -> None:
         self.catalogued = any(
@@ -283,8 +326,10 @@ class _Live:
             self._show(check, seconds)
 
     def finish(self) -> None:
-        """The run has ended (or stopped): no timer keeps ticking."""
+        """The run has ended (or stopped): no timer keeps ticking, and
+        `sys.__stderr__` is itself again."""
         self._stop.set()
+        self._restore()
 
     def _show(self, check: grading.Check, seconds: float) -> None:
         self.shown = True
