@@ -41,6 +41,7 @@ from graders.lib.cnn_references import random_weight
 from graders.lib.cnn_references import relu
 from graders.lib.cnn_references import simulate
 from graders.lib.contract import centred_differences
+from graders.lib.contract import contract_sublayer_weights
 from graders.lib.contract import expect_gradient
 from graders.lib.contract import expect_layer_contract
 from graders.lib.contract import expect_value_errors
@@ -415,6 +416,36 @@ def test_dense_block_gradient_matches_centred_differences(rng):
     )
 
 
+def contract_expected(kind, x, facts, name):
+    """The judge's output of the contract's block (training=False) on the
+    weights it was built with: its sublayers' trainable weights, and the
+    batch norms' moving statistics as Keras starts them (mean 0, variance
+    1; an inference call leaves them there)."""
+    blocks = ("conv_block_0", "conv_block_1")
+    subs = list(blocks) if kind == "dense_block" else [""]
+    layout = {}
+    for sub in subs:
+        prefix = f"{sub}/" if sub else ""
+        layout[f"{prefix}bn"] = ("gamma", "beta")
+        layout[f"{prefix}conv"] = ("kernel", "bias")
+    named = contract_sublayer_weights(facts, name, layout)
+    ws = []
+    for sub in subs:
+        prefix = f"{sub}/" if sub else ""
+        gamma, beta = named[f"{prefix}bn"]
+        ws.append(
+            {
+                "bn": [gamma, beta, np.zeros_like(gamma), np.ones_like(gamma)],
+                "conv": named[f"{prefix}conv"],
+            }
+        )
+    if kind == "conv_block":
+        return ref_conv_block(x, ws[0], False)
+    if kind == "dense_block":
+        return ref_dense_block(x, ws, False)
+    return ref_transition(x, ws[0], False)
+
+
 CONTRACT = {
     "conv_block": ("ConvBlock(4)", (2, 6, 5, 4), 4),
     "dense_block": ("DenseBlock(2, 4)", (2, 6, 5, 11), 8),
@@ -424,7 +455,8 @@ CONTRACT = {
 
 @pytest.mark.parametrize("kind", list(CONTRACT))
 def test_keras_layer_contract(rng, kind):
-    facts = run_contract(kind, rng.standard_normal(X_SHAPE).astype("float32"))
+    x = rng.standard_normal(X_SHAPE).astype("float32")
+    facts = run_contract(kind, x)
     name, out_shape, trainable = CONTRACT[kind]
     expect_layer_contract(
         facts,
@@ -432,6 +464,7 @@ def test_keras_layer_contract(rng, kind):
         output_shape=out_shape,
         symbolic_shape=(None, *out_shape[1:]),
         trainable=trainable,
+        expected=contract_expected(kind, x, facts, name),
     )
     expect_value_errors(facts["errors"])
 

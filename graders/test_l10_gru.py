@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from graders.lib.contract import centred_differences
+from graders.lib.contract import contract_weights
 from graders.lib.contract import expect_bad_values_named
 from graders.lib.contract import expect_gradient
 from graders.lib.contract import expect_layer_contract
@@ -292,6 +293,10 @@ def test_keras_layer_contract(rng):
     x = rng.standard_normal((B, D)).astype("float32")
     h = rng.standard_normal((B, U)).astype("float32")
     facts = run_contract(x, h)
+    # bound to the reference on the weights the cell was built with
+    weights = contract_weights(
+        facts, "GRUCell", [(D, 3 * U), (U, 3 * U), (3 * U,)]
+    )
     expect_layer_contract(
         facts,
         "GRUCell",
@@ -299,6 +304,7 @@ def test_keras_layer_contract(rng):
         symbolic_shape=(None, U),
         trainable=3,
         detail=" (kernel, recurrent_kernel, bias)",
+        expected=ref_gru_step(x, h, *weights),
     )
     expect_shape(
         facts["rnn_symbolic_shape"],

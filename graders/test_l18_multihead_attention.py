@@ -16,6 +16,7 @@ import pytest
 from graders.lib import conventions
 from graders.lib import properties
 from graders.lib.contract import centred_differences
+from graders.lib.contract import contract_weights
 from graders.lib.contract import expect_dropout_only_in_training
 from graders.lib.contract import expect_gradient
 from graders.lib.contract import expect_layer_contract
@@ -249,8 +250,10 @@ def run_two_lengths(m, first, second, params):
 
 
 @lesson.probe
-def run_dropout(m, q, k, v, valid_lens):
+def run_dropout(m, q, k, v, valid_lens, params):
     layer = m.MultiHeadAttention(D, H, dropout=0.5)
+    layer(q, k, v, valid_lens)  # build
+    _set_params(layer, params)
     return dropout_outputs(partial(layer, q, k, v, valid_lens))
 
 
@@ -568,8 +571,12 @@ def test_variable_sequence_lengths(rng):
 
 def test_dropout_only_in_training(rng):
     q, k, v = _inputs(rng)
+    params = _params(rng)
+    valid = VALID_LENS["2d"]
     expect_dropout_only_in_training(
-        run_dropout(q, k, v, VALID_LENS["2d"]), "MultiHeadAttention"
+        run_dropout(q, k, v, valid, params),
+        "MultiHeadAttention",
+        expected=ref_mha(q, k, v, valid, params)[0],
     )
 
 
@@ -618,14 +625,23 @@ def test_dropout_acts_on_the_attention_weights(rng):
 @pytest.mark.parametrize("bias", [False, True], ids=["no_bias", "bias"])
 def test_keras_layer_contract(rng, bias):
     q, k, v = _inputs(rng)
-    facts = run_contract(q, k, v, VALID_LENS["1d"], bias)
+    valid = VALID_LENS["1d"]
+    facts = run_contract(q, k, v, valid, bias)
+    name = f"MultiHeadAttention(bias={bias})"
+    # bound to the reference on the weights the layer was built with:
+    # W_q, W_k, W_v, W_o, each kernel followed by its bias if any
+    kernels = [(DQ, D), (DKEY, D), (DV, D), (D, D)]
+    layout = [s for k in kernels for s in (k, (D,))] if bias else kernels
+    weights = contract_weights(facts, name, layout)
+    params = weights[0::2] + weights[1::2] if bias else weights
     expect_layer_contract(
         facts,
-        f"MultiHeadAttention(bias={bias})",
+        name,
         output_shape=(B, T, D),
         symbolic_shape=(None, None, D),
         on=say("l18.symbolic_on"),
         trainable=8 if bias else 4,
+        expected=ref_mha(q, k, v, valid, params)[0],
     )
     expect_value_errors(facts["errors"], quoted=True)
 

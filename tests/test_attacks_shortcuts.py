@@ -7,7 +7,9 @@ scores full marks at two seeds.
   `layer_contract`, `value_errors` and `dropout_outputs` for forgeries
   whose facts agree with one another (no layer code at all);
 * shape_only: layers with outputs of the right shape, weights that move and
-  a dropout that acts in training only, but none of the lesson's math;
+  a dropout that acts in training only, but none of the lesson's math (l16,
+  and one lesson of each kind: l04's CNN blocks, l10's recurrent cell,
+  l18's multi-head attention);
 * fixture_tables (l19): the tables and rotations the student edition ships
   as fixtures, looked up by (length, depth) and delta instead of computed.
 """
@@ -103,6 +105,45 @@ def test_facts_a_worker_reports_are_bound_to_the_judges(tmp_path, attack):
     if attack == "forged_facts":
         for name in L16_GAMED:
             assert "changed the grader's own" in got[attack][name]["output"]
+
+
+SHAPE_ONLY = {
+    "l04_densenet": [
+        "test_keras_layer_contract[conv_block]",
+        "test_keras_layer_contract[dense_block]",
+        "test_keras_layer_contract[transition_block]",
+    ],
+    "l10_gru": ["test_keras_layer_contract"],
+    "l18_multihead_attention": [
+        "test_dropout_only_in_training",
+        "test_keras_layer_contract[no_bias]",
+        "test_keras_layer_contract[bias]",
+    ],
+}
+"""Lessons whose shape-only layers (tests/attacks/shape_only/lNN_tail.py)
+game their contract and dropout checks: before these were bound to the
+judge's reference, l04's scored 3 of 3, l10's 1 of 1 and l18's 3 of 3
+where the skeleton scores 0."""
+
+
+@pytest.mark.parametrize("lesson", list(SHAPE_ONLY))
+def test_shape_only_layers_fail_the_bound_checks(tmp_path, lesson):
+    """Each shape-only layer scores 0 on its lesson's contract and dropout
+    checks (the untouched skeleton's score there: its `call` is not
+    started), each failing on the judge's reference, not on a crash."""
+    number = lesson[1:3]
+    tail = ATTACKS / "shape_only" / f"l{number}_tail.py"
+    folder = submission(
+        tmp_path,
+        "shape_only",
+        {f"{lesson}.py": skeleton(lesson) + tail.read_text()},
+    )
+    tests = graded(folder, number, SEEDS[0], tmp_path)
+    gamed = SHAPE_ONLY[lesson]
+    outputs = {n: tests[n]["output"] for n in gamed}
+    assert points(tests, gamed) == 0, outputs
+    for name, output in outputs.items():
+        assert "against the judge's reference" in output, (name, output)
 
 
 @pytest.mark.parametrize("seed", SEEDS)

@@ -82,6 +82,77 @@ def layer_facts(facts: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def contract_weights(
+    facts: Mapping[str, Any],
+    name: str,
+    shapes: list[tuple[int, ...]],
+) -> list[np.ndarray]:
+    """The trainable weights the contract's layer was built with (what
+    `facts["step"]["before"]` holds), in float64, for the judge's reference
+    to compute `expect_layer_contract`'s `expected` on.
+
+    Args:
+        facts: what `probes.layer_contract` returned.
+        name: the layer, for the message.
+        shapes: the shapes the reference takes them in, in the order of
+            `layer.trainable_weights` (the order `set_weights` uses in the
+            value checks): any other layout fails here, since the output
+            could not be bound to the reference.
+    """
+    weights = [np.asarray(w, np.float64) for w in facts["step"]["before"]]
+    got = [tuple(w.shape) for w in weights]
+    want = [tuple(s) for s in shapes]
+    expect(
+        got == want,
+        say(
+            "contract.weights_layout",
+            name=name,
+            layout=", ".join(map(str, want)),
+            got=", ".join(map(str, got)) or "-",
+        ),
+    )
+    return weights
+
+
+def contract_sublayer_weights(
+    facts: Mapping[str, Any],
+    name: str,
+    layout: Mapping[str, tuple[str, ...]],
+) -> dict[str, list[np.ndarray]]:
+    """The trainable weights the contract's layer was built with, by the
+    sublayer that holds them (their Keras paths below the layer itself),
+    in float64: {"conv1": [kernel, bias], ...} as the judge's references
+    take them.
+
+    Args:
+        facts: what `probes.layer_contract` returned.
+        name: the layer, for the message.
+        layout: sublayer path -> its weights' names in the reference's
+            order, e.g. {"conv_block_0/bn": ("gamma", "beta")} ("" for the
+            layer's own weights); a weight the layer lacks fails here.
+    """
+    step = facts["step"]
+    named = {
+        path.split(" (")[0].split("/", 1)[-1]: np.asarray(w, np.float64)
+        for path, w in zip(step["paths"], step["before"], strict=True)
+    }
+
+    def key(sub: str, w: str) -> str:
+        return f"{sub}/{w}" if sub else w
+
+    missing = [
+        key(sub, w)
+        for sub, ws in layout.items()
+        for w in ws
+        if key(sub, w) not in named
+    ]
+    expect(
+        not missing,
+        say("contract.weights_missing", name=name, missing=", ".join(missing)),
+    )
+    return {sub: [named[key(sub, w)] for w in ws] for sub, ws in layout.items()}
+
+
 def expect_layer_contract(
     facts: Mapping[str, Any],
     name: str,
