@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from graders.lib.contract import centred_differences
+from graders.lib.contract import contract_weights
 from graders.lib.contract import expect_gradient
 from graders.lib.contract import expect_layer_contract
 from graders.lib.contract import expect_value_errors
@@ -432,15 +433,25 @@ def test_mlp_gradient_matches_centred_differences(rng, wrt):
 
 @pytest.mark.parametrize("kind", ["linear", "mlp"])
 def test_keras_layer_contract(rng, kind):
-    facts = run_contract(_images(rng))
+    x = _images(rng)
+    facts = run_contract(x)
     linear = kind == "linear"
-    expected = (B, 5) if linear else (B, Q)
+    name = "Linear(5)" if linear else f"MLP({HD}, {Q})"
+    shape = (B, 5) if linear else (B, Q)
+    # bound to the reference on the weights the layer was built with
+    if linear:
+        kernel, bias = contract_weights(facts[kind], name, [(D, 5), (5,)])
+        expected = ref_linear(x.reshape(B, D), kernel, bias)
+    else:
+        layout = [(D, HD), (HD,), (HD, Q), (Q,)]
+        expected = ref_mlp(x, contract_weights(facts[kind], name, layout))
     expect_layer_contract(
         facts[kind],
-        "Linear(5)" if linear else f"MLP({HD}, {Q})",
-        output_shape=expected,
-        symbolic_shape=(None, expected[1]),
+        name,
+        output_shape=shape,
+        symbolic_shape=(None, shape[1]),
         trainable=2 if linear else 4,
+        expected=expected,
     )
     expect_value_errors(facts["errors"])
 

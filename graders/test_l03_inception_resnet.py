@@ -44,6 +44,7 @@ from graders.lib.cnn_references import random_weight
 from graders.lib.cnn_references import relu
 from graders.lib.cnn_references import simulate
 from graders.lib.contract import centred_differences
+from graders.lib.contract import contract_sublayer_weights
 from graders.lib.contract import expect_computes_in
 from graders.lib.contract import expect_gradient
 from graders.lib.contract import expect_layer_contract
@@ -581,10 +582,30 @@ def test_residual_gradient_matches_centred_differences(rng):
     )
 
 
+def contract_expected(kind, x, facts, name):
+    """The judge's output of the contract's block on the weights it was
+    built with: its named sublayers' trainable weights, and the batch
+    norms' moving statistics as Keras starts them (mean 0, variance 1; the
+    contract's calls, training=False, leave them there)."""
+    conv = ("kernel", "bias")
+    if kind == "inception":
+        subs = ("p1_1", "p2_1", "p2_2", "p3_1", "p3_2", "p4_2")
+        return ref_inception(
+            x, contract_sublayer_weights(facts, name, dict.fromkeys(subs, conv))
+        )
+    layout = {"conv1": conv, "conv2": conv, "conv3": conv}
+    layout |= {"bn1": ("gamma", "beta"), "bn2": ("gamma", "beta")}
+    w = contract_sublayer_weights(facts, name, layout)
+    for bn in ("bn1", "bn2"):
+        w[bn] += [np.zeros_like(w[bn][0]), np.ones_like(w[bn][0])]
+    return ref_residual(x, w, 2, False)
+
+
 @pytest.mark.parametrize("kind", ["inception", "residual"])
 def test_keras_layer_contract(rng, kind):
     shape = (2, 7, 5, 6) if kind == "inception" else (2, 6, 5, 3)
-    facts = run_contract(kind, rng.standard_normal(shape).astype("float32"))
+    x = rng.standard_normal(shape).astype("float32")
+    facts = run_contract(kind, x)
     name, out_shape, trainable = {
         "inception": ("Inception(2, (3, 4), (2, 3), 5)", (2, 7, 5, 14), 12),
         "residual": (
@@ -599,6 +620,7 @@ def test_keras_layer_contract(rng, kind):
         output_shape=out_shape,
         symbolic_shape=(None, *out_shape[1:]),
         trainable=trainable,
+        expected=contract_expected(kind, x, facts, name),
     )
     expect_value_errors(facts["errors"])
 

@@ -10,6 +10,7 @@ with the grader's own float64 NumPy RNN:
 import numpy as np
 import pytest
 
+from graders.lib.contract import contract_weights
 from graders.lib.contract import expect_gradient
 from graders.lib.contract import expect_layer_contract
 from graders.lib.contract import expect_value_errors
@@ -293,7 +294,17 @@ def test_state_carries_across_calls(rng):
     "embedding_dim", [None, E], ids=["one_hot", "embedding"]
 )
 def test_keras_layer_contract(rng, embedding_dim):
-    facts = run_contract(_tokens(rng), embedding_dim)
+    X = _tokens(rng)
+    facts = run_contract(X, embedding_dim)
+    # bound to the reference on the weights the model was built with (the
+    # embedding's first, if any, then the SimpleRNN's and the Dense's),
+    # from begin_state's zeros (the contract passes no state)
+    features = V if embedding_dim is None else E
+    layout = [(features, U), (U, U), (U,), (U, V), (V,)]
+    if embedding_dim is not None:
+        layout.insert(0, (V, E))
+    weights = contract_weights(facts, "RNNModel", layout)
+    embedding = None if embedding_dim is None else weights.pop(0)
     expect_layer_contract(
         facts,
         "RNNModel",
@@ -303,6 +314,7 @@ def test_keras_layer_contract(rng, embedding_dim):
         trainable=5 if embedding_dim is None else 6,
         detail=" (SimpleRNN 3, Dense 2"
         + (", Embedding 1)" if embedding_dim else ")"),
+        expected=ref_model(X, None, weights, embedding)[0],
     )
     expect_value_errors(facts["errors"])
 

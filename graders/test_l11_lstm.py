@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from graders.lib.contract import centred_differences
+from graders.lib.contract import contract_weights
 from graders.lib.contract import expect_bad_values_named
 from graders.lib.contract import expect_gradient
 from graders.lib.contract import expect_layer_contract
@@ -358,12 +359,17 @@ def test_keras_layer_contract(rng):
     x = rng.standard_normal((B, D)).astype("float32")
     h, c = _state(rng)
     facts = run_contract(x, h, c)
+    # bound to the reference on the weights the cell was built with
+    weights = contract_weights(
+        facts, "LSTMCell", [(D, 4 * U), (U, 4 * U), (4 * U,)]
+    )
     expect_layer_contract(
         facts,
         "LSTMCell",
         output_shape=(B, U),
         trainable=3,
         detail=" (kernel, recurrent_kernel, bias)",
+        expected=ref_lstm_step(x, h, c, *weights)[0],
     )
     expect_shape(
         facts["rnn_symbolic_shape"],

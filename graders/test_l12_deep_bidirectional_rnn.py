@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from graders.lib.contract import centred_differences
+from graders.lib.contract import contract_weights
 from graders.lib.contract import expect_gradient
 from graders.lib.contract import expect_layer_contract
 from graders.lib.contract import expect_value_errors
@@ -199,8 +200,10 @@ def run_stacked_training(m, x, weights, num_layers):
 
 
 @lesson.probe
-def run_stacked_dropout(m, x):
+def run_stacked_dropout(m, x, weights):
     layer = m.StackedRNN(L, U, cell="rnn", dropout=0.5)
+    build_on_first_step(layer, x)
+    layer.set_weights(weights)
     return (
         layer(x, training=False)[0],
         layer(x, training=False)[0],
@@ -391,7 +394,15 @@ def test_stacked_matches_keras_stacked_cells(rng, cell):
 
 def test_stacked_dropout_only_in_training(rng):
     x = _x(rng)
-    first, second, trained = run_stacked_dropout(x)
+    weights = _stack_weights(rng, "rnn")
+    first, second, trained = run_stacked_dropout(x, weights)
+    # the inference output is the judge's: two that merely agree are no
+    # evidence of a layer that drops only in training
+    expect_close(
+        first,
+        ref_stacked(x, weights)[0],
+        say("contract.inference_value", name="StackedRNN(dropout=0.5)"),
+    )
     expect_close(
         second,
         first,
@@ -665,15 +676,25 @@ def test_bidirectional_output_at_t_sees_the_future(rng):
 
 @pytest.mark.parametrize("kind", ["stacked", "bidirectional"])
 def test_keras_layer_contract(rng, kind):
-    facts = run_contract(kind, _x(rng))
+    x = _x(rng)
+    facts = run_contract(kind, x)
     width = U if kind == "stacked" else 2 * U
+    name = "StackedRNN" if kind == "stacked" else "BidirectionalRNN"
+    # bound to the reference on the weights the layer was built with:
+    # kernel, recurrent kernel, bias of each layer (stacked: bottom first;
+    # bidirectional: forward, then backward)
+    layout = [(D, U), (U, U), (U,)]
+    layout += [(U if kind == "stacked" else D, U), (U, U), (U,)]
+    weights = contract_weights(facts, name, layout)
+    ref = ref_stacked if kind == "stacked" else ref_bidirectional
     expect_layer_contract(
         facts,
-        "StackedRNN" if kind == "stacked" else "BidirectionalRNN",
+        name,
         output_shape=(B, T, width),
         symbolic_shape=(None, None, width),
         on=say("l12.symbolic_on"),
         trainable=facts["expected_trainable"],
+        expected=ref(x, weights)[0],
     )
     expect_value_errors(facts["errors"])
 

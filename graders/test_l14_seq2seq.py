@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from graders.lib.contract import centred_differences
+from graders.lib.contract import contract_weights
 from graders.lib.contract import expect_gradient
 from graders.lib.contract import expect_layer_contract
 from graders.lib.contract import expect_value_errors
@@ -1123,13 +1124,29 @@ def test_keras_layer_contract(rng, kind):
     Y, states, context = _decoder_inputs(rng)
     facts = run_contract(kind, X, Y, states, context)
     encoder = kind == "encoder"
+    name = "Seq2SeqEncoder" if encoder else "Seq2SeqDecoder"
+    # bound to the reference on the weights the layer was built with: the
+    # embedding, each GRU's kernel, recurrent kernel and (2, 3U) bias, and
+    # the decoder's dense kernel and bias
+    layout = [(V_SRC if encoder else V, E)]
+    for i in range(L):
+        d_in = U if i else E if encoder else E + U
+        layout += [(d_in, 3 * U), (U, 3 * U), (2, 3 * U)]
+    if not encoder:
+        layout += [(U, V), (V,)]
+    weights = contract_weights(facts, name, layout)
     expect_layer_contract(
         facts,
-        "Seq2SeqEncoder" if encoder else "Seq2SeqDecoder",
+        name,
         output_shape=(B, S, U) if encoder else (B, T, V),
         symbolic_shape=(None, None, U) if encoder else None,
         on=say("l14.symbolic_on"),
         trainable=1 + 3 * L + (0 if encoder else 2),
+        expected=(
+            ref_encoder(X, weights)[0]
+            if encoder
+            else ref_decoder(Y, states, context, weights)[0]
+        ),
     )
     expect_value_errors(facts["errors"])
 

@@ -330,20 +330,22 @@ def test_layer_with_learned_width(rng):
     queries, keys, values = _pool_inputs(rng, per_query_keys=True)
     out, weights, facts = run_layer(queries, keys, values)
     args = (queries, keys, values, 1.5)
+    expected = ref_pool(*args)[0]
     expect_close(
         out,
-        ref_pool(*args)[0],
+        expected,
         say("l15.layer_predictions"),
         diagnoses=_diagnoses(ref_pool, *args, mistakes=POOL_MISTAKES, part=0),
     )
     expect_layer_contract(
         facts,
         "NWKernelRegression(initial_width=1.5)",
-        output_shape=np.shape(ref_pool(*args)[0]),
+        output_shape=np.shape(expected),
         symbolic_shape=(None,),
         on="keras.Input",
         trainable=1,
         detail=" (w)",
+        expected=expected,  # its width starts at initial_width=1.5
     )
 
 

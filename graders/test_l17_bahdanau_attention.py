@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from graders.lib import properties
+from graders.lib.contract import contract_sublayer_weights
 from graders.lib.contract import expect_dropout_only_in_training
 from graders.lib.contract import expect_layer_contract
 from graders.lib.contract import expect_value_errors
@@ -204,11 +205,12 @@ def run_steps(m, tokens, enc, hidden, valid_lens, longer):
 @lesson.probe
 def run_dropout(m, tokens, enc, hidden, valid_lens):
     dec = _decoder(m, tokens, enc, hidden, valid_lens, dropout=0.5)
-    return dropout_outputs(
+    outputs = dropout_outputs(
         lambda training: dec(
             tokens, enc, hidden, valid_lens, training=training
         )[0]
     )
+    return outputs, _params(dec)
 
 
 @lesson.probe
@@ -377,10 +379,12 @@ def test_step_by_step_equals_full_pass_and_any_length(rng):
 
 def test_dropout_only_in_training(rng):
     tokens, enc, hidden = _inputs(rng)
+    outputs, params = run_dropout(tokens, enc, hidden, VALID)
     expect_dropout_only_in_training(
-        run_dropout(tokens, enc, hidden, VALID),
+        outputs,
         "Seq2SeqAttentionDecoder",
         dropout=say("l17.dropout_layers"),
+        expected=ref_decoder(tokens, enc, hidden, VALID, params)[0],
     )
 
 
@@ -393,7 +397,12 @@ def test_layer_dropout_acts_between_layers_only(rng):
     enc = np.zeros_like(enc)
     for layers in (1, 2):
         hidden = rng.standard_normal((B, layers, HD)).astype("float32")
-        first, _, trained = run_dropout(tokens, enc, hidden, VALID)
+        (first, _, trained), params = run_dropout(tokens, enc, hidden, VALID)
+        expect_close(
+            first,
+            ref_decoder(tokens, enc, hidden, VALID, params)[0],
+            say("contract.inference_value", name=f"{layers}-layer decoder"),
+        )
         if layers == 1:
             expect_close(
                 trained,
@@ -449,13 +458,24 @@ def test_dropout_acts_on_the_attention_weights(rng):
 def test_keras_layer_contract(rng):
     tokens, enc, hidden = _inputs(rng)
     facts = run_contract(tokens, enc, hidden, VALID)
+    name = "Seq2SeqAttentionDecoder"
+    # bound to the reference on the weights the layer was built with, read
+    # from its named sublayers
+    gru = ("kernel", "recurrent_kernel", "bias")
+    layout = {"embedding": ("embeddings",), "W_q": ("kernel",)}
+    layout |= {"W_k": ("kernel",), "w_v": ("kernel",)}
+    layout |= {f"gru{i}": gru for i in range(L)} | {"dense": ("kernel", "bias")}
+    w = contract_sublayer_weights(facts, name, layout)
+    params = {k: w[k][0] for k in ("embedding", "W_q", "W_k", "w_v")}
+    params |= {"gru": [w[f"gru{i}"] for i in range(L)], "dense": w["dense"]}
     expect_layer_contract(
         facts,
-        "Seq2SeqAttentionDecoder",
+        name,
         output_shape=(B, T, V),
         symbolic_shape=(None, None, V),
         on=say("l17.symbolic_on"),
         trainable=1 + 3 + 3 * L + 2,
         detail=say("l17.trainable_detail"),
+        expected=ref_decoder(tokens, enc, hidden, VALID, params)[0],
     )
     expect_value_errors(facts["errors"], quoted=True)

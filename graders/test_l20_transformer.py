@@ -20,6 +20,7 @@ import pytest
 
 from graders.lib import properties
 from graders.lib.contract import centred_differences
+from graders.lib.contract import contract_sublayer_weights
 from graders.lib.contract import expect_gradient
 from graders.lib.contract import expect_layer_contract
 from graders.lib.contract import expect_value_errors
@@ -546,13 +547,20 @@ def run_scripted_greedy(m, tables, num_steps):
     return tokens, lengths, model.decoder.calls
 
 
-@lesson.probe
-def run_contract(m, kind, rng_seed):
+def _contract_inputs(rng_seed):
+    """X (B, T, D), enc (B, S, D), src (B, S) and tgt (B, T) tokens of the
+    contract, drawn alike by its probe and by the judge."""
     rng = np.random.default_rng(rng_seed)
     X = rng.standard_normal((B, T, D)).astype("float32")
     enc = rng.standard_normal((B, S, D)).astype("float32")
     src = rng.integers(0, SRC_VOCAB, (B, S)).astype("int32")
     tgt = rng.integers(0, TGT_VOCAB, (B, T)).astype("int32")
+    return X, enc, src, tgt
+
+
+@lesson.probe
+def run_contract(m, kind, rng_seed):
+    X, enc, src, tgt = _contract_inputs(rng_seed)
     lens = VALID_LENS["1d"]
     # Only the encoder and the decoder are also called on keras.Input: that
     # call runs each part inside them (block, FFN, AddNorm) on symbolic
@@ -757,7 +765,14 @@ def test_addnorm_matches_reference_and_keras_layer_norm(rng):
 def test_addnorm_dropout_only_in_training(rng):
     X = rng.standard_normal((B, T, D)).astype("float32")
     Y = rng.standard_normal((B, T, D)).astype("float32")
-    first, second, trained, _ = run_addnorm(X, Y, dropout=0.5)
+    first, second, trained, params = run_addnorm(X, Y, dropout=0.5)
+    # the inference output is the judge's: two that merely agree are no
+    # evidence of a layer that drops only in training
+    expect_close(
+        first,
+        ref_addnorm(X, Y, params),
+        say("contract.inference_value", name="AddNorm(0.5)"),
+    )
     expect_close(second, first, say("l20.addnorm_twice"))
     expect(not np.allclose(trained, first), say("l20.addnorm_dropout"))
 
@@ -1111,6 +1126,81 @@ CONTRACT_SHAPES = {  # output, on keras.Input (see run_contract), trainable
 }
 
 
+MHA_PARTS = ("query", "key", "value", "attention_output")
+"""Keras MultiHeadAttention's sublayers, in `ref_attention`'s order."""
+
+
+def _contract_params(facts, kind):
+    """The weights the contract's layer was built with, read from its named
+    sublayers, as the references take them (see `_encoder_params`)."""
+
+    def ffn(prefix):
+        return {f"{prefix}ffn/dense{i}": ("kernel", "bias") for i in (1, 2)}
+
+    def parts(decoder):
+        if decoder:
+            attentions = ("self_attention", "cross_attention")
+            return attentions, ("addnorm1", "addnorm2", "addnorm3")
+        return ("attention",), ("addnorm1", "addnorm2")
+
+    def block_layout(prefix, decoder):
+        attentions, norms = parts(decoder)
+        layout = {
+            f"{prefix}{a}/{part}": ("kernel",)
+            for a in attentions
+            for part in MHA_PARTS
+        }
+        layout |= ffn(prefix)
+        return layout | {prefix + n: ("gamma", "beta") for n in norms}
+
+    def block_params(w, prefix, decoder):
+        attentions, norms = parts(decoder)
+        params = {
+            a: [w[f"{prefix}{a}/{part}"][0] for part in MHA_PARTS]
+            for a in attentions
+        }
+        params["ffn"] = w[f"{prefix}ffn/dense1"] + w[f"{prefix}ffn/dense2"]
+        return params | {n: w[prefix + n] for n in norms}
+
+    if kind == "ffn":
+        dense = {f"dense{i}": ("kernel", "bias") for i in (1, 2)}
+        w = contract_sublayer_weights(facts, kind, dense)
+        return w["dense1"] + w["dense2"]
+    if kind == "addnorm":
+        layout = {"": ("gamma", "beta")}
+        return contract_sublayer_weights(facts, kind, layout)[""]
+    decoder = kind.startswith("decoder")
+    if kind.endswith("block"):
+        w = contract_sublayer_weights(facts, kind, block_layout("", decoder))
+        return block_params(w, "", decoder)
+    layout = {"embedding/token_embedding": ("embeddings",)}
+    layout |= block_layout("block0/", decoder)
+    if decoder:
+        layout["dense"] = ("kernel", "bias")
+    w = contract_sublayer_weights(facts, kind, layout)
+    params = {
+        "embedding": w["embedding/token_embedding"][0],
+        "blocks": [block_params(w, "block0/", decoder)],
+    }
+    return params | ({"dense": w["dense"]} if decoder else {})
+
+
+def contract_expected(facts, kind, rng_seed):
+    """The judge's output of the contract's layer (dropout off: called
+    without training) on its inputs and the weights it was built with."""
+    X, enc, src, tgt = _contract_inputs(rng_seed)
+    lens = VALID_LENS["1d"]
+    p = _contract_params(facts, kind)
+    return {
+        "ffn": lambda: ref_ffn(X, p),
+        "addnorm": lambda: ref_addnorm(X, X, p),
+        "encoder_block": lambda: ref_encoder_block(enc, lens, p),
+        "decoder_block": lambda: ref_decoder_block(X, enc, lens, p)[0],
+        "encoder": lambda: ref_encoder(src, lens, p),
+        "decoder": lambda: ref_decoder(tgt, enc, lens, p)[0],
+    }[kind]()
+
+
 @pytest.mark.parametrize("kind", CONTRACT_LAYERS)
 def test_keras_layer_contract(kind):
     facts = run_contract(kind, 11)
@@ -1122,6 +1212,7 @@ def test_keras_layer_contract(kind):
         symbolic_shape=symbolic,
         on=say("l20.symbolic_on"),
         trainable=weights,
+        expected=contract_expected(facts, kind, 11),
     )
     expect_value_errors(facts["errors"], quoted=True)
 
