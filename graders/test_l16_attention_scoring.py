@@ -137,6 +137,11 @@ def ref_dot_product(q, k, v, valid_lens, mistake=None):
 
 @reference
 def ref_additive(q, k, v, valid_lens, w_q, w_k, w_v, mistake=None):
+    # in float64 throughout: float32 products round as the BLAS's threads
+    # split them, which moves the last digits from one run to the next
+    q, k, v, w_q, w_k, w_v = (
+        np.asarray(x, np.float64) for x in (q, k, v, w_q, w_k, w_v)
+    )
     feats = (q @ w_q)[:, :, None, :] + (k @ w_k)[:, None, :, :]
     if mistake is not NO_TANH:
         feats = np.tanh(feats)
