@@ -668,7 +668,7 @@ def loop_ok(parts_ok, grade_seed):
     return check
 
 
-@pytest.mark.slow
+@pytest.mark.trains
 @pytest.mark.points(4)
 @pytest.mark.parametrize("cell", list(RATIO))
 def test_trains_to_held_out_perplexity(loop_ok, split, cell):

@@ -674,6 +674,7 @@ def _order_decides(source: str) -> bool:
     return sum(word in ADJECTIVES for word in source.split()) >= 2
 
 
+@pytest.mark.trains
 @pytest.mark.points(12)
 def test_trains_to_held_out_bleu(parts_ok, rng):
     parts_ok()

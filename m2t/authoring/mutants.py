@@ -84,6 +84,7 @@ def run(
 ) -> list[Outcome]:
     """Grade every mutant of `lessons` in this process."""
     from m2t.grading import runner as grading
+    from m2t.grading import trains
 
     outcomes = []
     for lesson in lessons:
@@ -100,11 +101,19 @@ def run(
                 for part in lesson.parts:  # a capstone's, as solved
                     shutil.copy(ROOT / "solutions" / f"{part}.py", folder)
                 (result,) = grading.grade(
-                    [lesson], impl=str(folder), timeout=timeout
+                    [lesson],
+                    impl=str(folder),
+                    timeout=timeout,
+                    plugins=[trains.LeaveOutTraining(once_caught=True)],
                 )
             finally:
                 shutil.rmtree(folder, ignore_errors=True)
-            failing = [c for c in result.checks if c.status != "passed"]
+            # a training check left out (caught already) is not a failure
+            failing = [
+                c
+                for c in result.checks
+                if c.status not in ("passed", "skipped")
+            ]
             names = sorted({m for c in failing for m in diagnosed(c.message)})
             outcomes.append(
                 Outcome(
@@ -125,7 +134,8 @@ Every row is a mistake learners make, catalogued in its lesson's grader
 (`Mistake`, with a float64 reference of what it produces) and made on purpose
 as an edit of the solution in `solutions/mutants/`. *Caught*: at least one
 check fails. *Diagnosed as itself*: the failing checks name this mistake and
-no other. Reproduce with `m2t mutants --markdown docs/mistakes.md`; the test
+no other. A check that trains (a capstone's) runs last and only for a mutant
+no other check has caught (`m2t/grading/trains.py`). Reproduce with `m2t mutants --markdown docs/mistakes.md`; the test
 suite (`tests/test_mutants.py`) runs every mutant and checks this table.
 
 """

@@ -117,13 +117,16 @@ def grade(config, parts: Sequence[Part]) -> list:
             for result, part in zip(done, parts, strict=True)
         ]
     sandbox = bool(config.getoption("--sandbox"))
+    key = None if sandbox else _key(config, parts)
+    if key is not None and key in _GRADED:
+        return _GRADED[key]
     outer = probe_runner()
     # Sandboxed, the parts' workers import the trusted copy the capstone's
     # grade made at its start, not a new copy of the repository as it is
     # now: the code of a grade is fixed when it starts.
     code = outer.code if sandbox else None
     try:
-        return runner.grade(
+        results = runner.grade(
             lessons,
             impl=str(config.getoption("--impl")),
             timeout=(
@@ -143,6 +146,45 @@ def grade(config, parts: Sequence[Part]) -> list:
         )
     finally:  # the parts' session installed (and closed) its own runner
         set_runner(outer)
+    if key is not None:
+        _GRADED[key] = results
+    return results
+
+
+_GRADED: dict[tuple, list] = {}
+"""This process's grades of parts, by `_key`: `m2t mutants` grades each of
+a capstone's mutants with the same parts, and `m2t watch` regrades a
+capstone on every save of its file, the parts unchanged."""
+
+
+def _key(config, parts: Sequence[Part]) -> tuple | None:
+    """What a grade of `parts` in this process depends on: the parts and
+    their checks, the grade's seed and language, and the bytes of every
+    lesson file of the folder graded that is not a capstone's (a part
+    imports earlier lessons, never a capstone). None: not cached (no
+    folder to read)."""
+    import hashlib
+    import os
+
+    from m2t import i18n
+    from m2t.grading import impl as _impl
+
+    try:
+        folder = _impl.resolve(str(config.getoption("--impl")))
+    except ValueError:
+        return None
+    capstones = {x.module for x in curriculum.lessons() if x.parts}
+    digest = hashlib.sha256()
+    for path in sorted(folder.glob(settings.LESSON_GLOB)):
+        if path.stem not in capstones:
+            digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return (
+        tuple((p.module, p.checks) for p in parts),
+        config.getoption("--seed", None),
+        os.environ.get("M2T_GRADER_SEED", ""),
+        i18n.language(),
+        digest.hexdigest(),
+    )
 
 
 def _kept(result, prefixes: tuple[str, ...]):
