@@ -135,8 +135,9 @@ Every row is a mistake learners make, catalogued in its lesson's grader
 as an edit of the solution in `solutions/mutants/`. *Caught*: at least one
 check fails. *Diagnosed as itself*: the failing checks name this mistake and
 no other. A check that trains (a capstone's) runs last and only for a mutant
-no other check has caught (`m2t/grading/trains.py`). Reproduce with `m2t mutants --markdown docs/mistakes.md`; the test
-suite (`tests/test_mutants.py`) runs every mutant and checks this table.
+no other check has caught (`m2t/grading/trains.py`). Reproduce with
+`m2t mutants --markdown docs/mistakes.md`; the test suite
+(`tests/test_mutants.py`) runs every mutant and checks this table.
 
 """
 
