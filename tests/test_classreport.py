@@ -336,3 +336,14 @@ def test_a_grader_error_names_no_reason(message):
     broken = say("grader.error", kind="KeyError", error=message)
     assert classreport.reason("error", broken) == ""
     assert classreport.reason("failed", message) == ""
+
+
+def test_the_roster_reports_a_student_it_could_not_grade(tmp_path):
+    """The class report the roster writes names a student whose grade
+    broke off (not only the gradebook's note column)."""
+    from m2t.grading import roster
+
+    records = [classreport.record("ann", [ran(L06)], 1.0)]
+    roster.write_report(tmp_path, records, {"bob": "exit 1: killed"})
+    text = (tmp_path / "class-report.md").read_text(encoding="utf-8")
+    assert "bob" in text and "exit 1: killed" in text, text

@@ -385,7 +385,7 @@ def write_report(
     report = classreport.build(records)
     classreport.write_gradebook(out / "gradebook.csv", report, failed)
     (out / "class-report.md").write_text(
-        classreport.markdown(report), encoding="utf-8"
+        classreport.markdown(report, failed), encoding="utf-8"
     )
     classreport.chart(report, out / "class-report.png")
     return report
@@ -466,7 +466,7 @@ def main(args: argparse.Namespace, lessons: Sequence[curriculum.Lesson]) -> int:
         out, everyone, shard or (1, 1), [x.tag for x in lessons], failed
     )
     print()
-    print(classreport.markdown(report), end="")
+    print(classreport.markdown(report, failed), end="")
     print(
         f"\n{report.size} of {report.size + len(failed)} graded in "
         f"{time.perf_counter() - start:.1f}s: {out / 'gradebook.csv'}, "
