@@ -13,6 +13,7 @@ import pytest
 from m2t import ROOT
 from m2t import curriculum
 from m2t import i18n
+from m2t.grading import classpage
 from m2t.grading import classreport
 from m2t.grading.runner import Check
 from m2t.grading.runner import LessonResult
@@ -143,7 +144,7 @@ def test_each_student_whose_lesson_did_not_run_gets_a_line_with_why():
         "crash_one": [ran(L06), lesson(L16, [("passed", ""), ("error", "x")])],
     }
     report = class_of(students)
-    text = classreport.markdown(report, {"a|b": "exit 1: killed"})
+    text = classpage.markdown(report, {"a|b": "exit 1: killed"})
     assert section(text, "Students whose work did not run") == [
         "| student | lessons, and why |",
         "| --- | --- |",
@@ -183,7 +184,7 @@ def test_a_record_without_reasons_reads_its_statuses():
         for check in r["lessons"][0]["checks"]:
             del check["reason"]
     report = classreport.build([rec, other])
-    assert classreport.did_not_run(report) == {
+    assert classpage.did_not_run(report) == {
         "old": "l16: not started (the skeleton's TODO)",
         "older": "l16: raised an error",
     }
@@ -225,7 +226,7 @@ def test_lessons_come_first_and_the_question_list_is_summarised():
             "c": [ran(L16), questions(none)],
         }
     )
-    text = classreport.markdown(report)
+    text = classpage.markdown(report)
     order = [
         text.index(x)
         for x in (
@@ -282,10 +283,10 @@ def test_the_picture_fits_a_slide_with_the_hardest_checks_and_mistakes(
         students[f"s{s}"] = [result]
     students["skeleton"] = [lesson(L16, [("not_started", NOT_STARTED)] * 111)]
     report = class_of(students)
-    path = classreport.chart(report, tmp_path / "class-report.png")
+    path = classpage.chart(report, tmp_path / "class-report.png")
     height, width = matplotlib.image.imread(path).shape[:2]
     assert (width, height) == (1920, 1080)
-    hard = classreport.hardest_checks(report)
+    hard = classpage.hardest_checks(report)
     assert [(key[1], passed, ran) for key, passed, ran in hard] == [
         ("test_39", 1, 40),  # 39 % 40 = 39 failed it; the skeleton ran none
         ("test_79", 1, 40),
@@ -299,10 +300,10 @@ def test_the_picture_fits_a_slide_with_the_hardest_checks_and_mistakes(
         ("test_75", 5, 40),
     ]
     # every check but 0, 40 and 80 was failed by someone
-    assert len(classreport.hardest_checks(report, 200)) == 108
+    assert len(classpage.hardest_checks(report, 200)) == 108
     # mistake m is made by the students who failed its checks c (c % 12 ==
     # m): the largest c % 40 of them; m3 has c = 39, m7 c = 79, m2 c = 38
-    assert [(key[1], k) for key, k in classreport.common_mistakes(report)] == [
+    assert [(key[1], k) for key, k in classpage.common_mistakes(report)] == [
         ("m3", 39),
         ("m7", 39),
         ("m2", 38),
@@ -314,7 +315,7 @@ def test_the_picture_fits_a_slide_with_the_hardest_checks_and_mistakes(
         ("m11", 35),
         ("m10", 34),
     ]
-    text = classreport.markdown(report)
+    text = classpage.markdown(report)
     assert len(section(text, "Checks")) == 2 + 111
 
 

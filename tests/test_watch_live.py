@@ -13,6 +13,7 @@ import time
 
 from m2t.grading import runner as grading
 from m2t.student import watch
+from m2t.student.live import Live
 
 TRAIN = "graders/test_l23_capstone_language_model.py::test_trains[gru]"
 
@@ -24,7 +25,7 @@ def _check(nodeid: str, status: str = "passed") -> grading.Check:
 
 def test_a_long_check_says_it_runs_and_when_it_ends():
     said: list[str] = []
-    live = watch._Live(
+    live = Live(
         show=lambda check, seconds: said.append(f"shown {check.name}"),
         say=said.append,
         costs={TRAIN: 77.2},
@@ -86,7 +87,7 @@ def test_a_capstones_progress_lines_reach_the_watch():
     from graders.test_l23_capstone_language_model import _progress
 
     said: list[str] = []
-    live = watch._Live(show=lambda *a: None, say=said.append, costs={})
+    live = Live(show=lambda *a: None, say=said.append, costs={})
     real = sys.__stderr__
     live.pytest_sessionstart(None)
     try:

@@ -22,7 +22,9 @@ from m2t import curriculum
 from m2t import settings
 from m2t.authoring import mutants
 from m2t.grading import runner as grading
+from m2t.student import live as shown_live
 from m2t.student import watch
+from m2t.student.live import Live
 
 MUTANTS = {
     "l10_gru": ["update_gate_inverted", "reset_after_matmul", "gates_swapped"],
@@ -65,7 +67,7 @@ def test_after_a_pass_the_first_check_shown_names_the_mistake(
     monkeypatch.setattr(settings, "CHECK_COSTS", costs)
     # the machine's load may stretch a whole regrade: the rule under test
     # is which check is shown, not how long one may wait (see below)
-    monkeypatch.setattr(watch, "HOLD_S", 60.0, raising=False)
+    monkeypatch.setattr(shown_live, "HOLD_S", 60.0)
     lesson = curriculum.find(module)
     path = tmp_path / f"{module}.py"
     solution = (ROOT / "solutions" / path.name).read_text()
@@ -101,7 +103,7 @@ def test_an_unnamed_failure_waits_no_longer_than_the_hold(monkeypatch):
     """The check held back is shown before a check expected to outlast
     the hold starts (a capstone's training), and at the end of the run."""
     shown: list[str] = []
-    live = watch._Live(
+    live = Live(
         show=lambda check, seconds: shown.append(check.name),
         say=lambda line: None,
         costs={"t.py::slow": 100.0, "t.py::quick": 0.01},
@@ -126,7 +128,7 @@ def test_an_unnamed_failure_waits_no_longer_than_the_hold(monkeypatch):
     assert shown == ["gradient"]  # one check shown, the first
 
     shown.clear()
-    live = watch._Live(
+    live = Live(
         show=lambda check, seconds: shown.append(check.name),
         say=lambda line: None,
         costs={},

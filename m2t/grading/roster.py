@@ -42,6 +42,7 @@ from typing import Any
 from m2t import ROOT
 from m2t import curriculum
 from m2t import settings
+from m2t.grading import classpage
 from m2t.grading import classreport
 from m2t.grading import shards
 from m2t.grading import submission
@@ -385,9 +386,9 @@ def write_report(
     report = classreport.build(records)
     classreport.write_gradebook(out / "gradebook.csv", report, failed)
     (out / "class-report.md").write_text(
-        classreport.markdown(report, failed), encoding="utf-8"
+        classpage.markdown(report, failed), encoding="utf-8"
     )
-    classreport.chart(report, out / "class-report.png")
+    classpage.chart(report, out / "class-report.png")
     return report
 
 
@@ -466,7 +467,7 @@ def main(args: argparse.Namespace, lessons: Sequence[curriculum.Lesson]) -> int:
         out, everyone, shard or (1, 1), [x.tag for x in lessons], failed
     )
     print()
-    print(classreport.markdown(report, failed), end="")
+    print(classpage.markdown(report, failed), end="")
     print(
         f"\n{report.size} of {report.size + len(failed)} graded in "
         f"{time.perf_counter() - start:.1f}s: {out / 'gradebook.csv'}, "
