@@ -23,7 +23,7 @@ from m2t.grading import roster
 from tests.conftest import ROOT
 
 LESSONS = ["06", "13"]  # two of the fastest lessons to grade, 6 mistakes each
-STUDENTS = 21  # every variant of both lessons three times
+STUDENTS = 7  # every variant of both lessons once (a solution and six mistakes)
 ENV = settings.quiet_env({**os.environ, "PYTHONHASHSEED": "0"})
 
 needs_sandbox = pytest.mark.skipif(
