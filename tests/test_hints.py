@@ -4,7 +4,9 @@ What each lesson's hints file holds is m2t.authoring.rules' (tests/
 test_rules.py)."""
 
 import functools
+import json
 import re
+import shutil
 
 import pytest
 
@@ -36,15 +38,24 @@ def _specs(lesson):
 # calls and no rung repeating its TODO are lesson rules
 # (m2t.authoring.rules.hints_*), which tests/test_rules.py runs for every
 # lesson.
-def test_no_rung_repeats_its_todo_catches_a_copy(monkeypatch):
+def test_no_rung_repeats_its_todo_catches_a_copy(tmp_path):
+    """A copy of lesson 01 whose last api rung is its TODO, word for word
+    (in a folder of its own: the rules keep what they read of a course
+    folder while its files are unchanged)."""
     todo = _specs(L01)[-1].region.todo
-    ladder = list(hints.ladder(L01.module))
-    ladder[-1] = hints.TodoHints(
-        ladder[-1].where, ladder[-1].idea, todo, ladder[-1].near
-    )
-    monkeypatch.setattr(hints, "ladder", lambda module, *a: tuple(ladder))
-    (problem,) = rules.hints_do_not_repeat_todos(L01)
-    assert f"({ladder[-1].where}): rung 'api' repeats its TODO" in problem
+    (tmp_path / "solutions").mkdir()
+    (tmp_path / "lessons" / "hints").mkdir(parents=True)
+    name = f"{L01.module}.py"
+    shutil.copy(ROOT / "solutions" / name, tmp_path / "solutions" / name)
+    hints_file = tmp_path / "lessons" / "hints" / f"{L01.module}.toml"
+    text = (ROOT / "lessons" / "hints" / hints_file.name).read_text()
+    last = text.rindex("\n[[todo]]")
+    api = re.compile(r'(?ms)^api = """.*?"""$')
+    tail = api.sub(lambda m: f"api = {json.dumps(todo)}", text[last:], count=1)
+    hints_file.write_text(text[:last] + tail)
+    where = hints.ladder(L01.module, hints_file.parent)[-1].where
+    (problem,) = rules.hints_do_not_repeat_todos(L01, tmp_path)
+    assert f"({where}): rung 'api' repeats its TODO" in problem
 
 
 @pytest.mark.parametrize(
